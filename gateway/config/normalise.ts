@@ -1,0 +1,57 @@
+/**
+ * Turns a validated, defaulted document into `GatewayConfig`: the shorthand forms the YAML allows
+ * are expanded here, so nothing downstream has to know about them.
+ */
+import path from 'node:path'
+import type { JsonObject } from '../protocol/mcp-types.ts'
+import type { CapabilitiesConfig, GatewayConfig, RouteConfig } from './types.ts'
+
+type ListChanged = boolean | { list_changed?: boolean }
+type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
+
+/** The document as `schema.json` guarantees it after defaults: capabilities still in YAML shorthand. */
+export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'> {
+  routes: Array<Omit<RouteConfig, 'capabilities'> & {
+    capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
+  }>
+}
+
+/** Builds the typed config; handler paths are resolved against the folder of `file`. */
+export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
+  const folder = path.dirname(file)
+  return {
+    file,
+    listen: { ...doc.listen },
+    workers: doc.workers,
+    store: { ...doc.store },
+    body_limit: doc.body_limit,
+    log: { ...doc.log },
+    routes: doc.routes.map((route) => ({
+      ...route,
+      handler: path.resolve(folder, route.handler),
+      transports: [...route.transports],
+      server: { ...route.server },
+      capabilities: capabilities(route.capabilities),
+      pagination: { ...route.pagination },
+      allowed_origins: [...route.allowed_origins],
+      options: route.options as JsonObject,
+    })),
+  }
+}
+
+// `true` means "everything this capability has", and a missing sub-flag means the same.
+function capabilities(raw: ValidatedDocument['routes'][number]['capabilities']): CapabilitiesConfig {
+  const { prompts, resources, tools } = raw
+  return {
+    logging: raw.logging,
+    completions: raw.completions,
+    prompts: prompts === false ? false : { list_changed: prompts === true || (prompts.list_changed ?? true) },
+    tools: tools === false ? false : { list_changed: tools === true || (tools.list_changed ?? true) },
+    resources: resources === false
+      ? false
+      : {
+          subscribe: resources === true || (resources.subscribe ?? true),
+          list_changed: resources === true || (resources.list_changed ?? true),
+        },
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * DNS-rebinding protection: the Host header, and the Origin header when a browser sends one, must name
+ * an allowed host. Loopback names are always allowed (a rebinding attack arrives with the attacker's
+ * name in Host); anything else must be listed in the route's `allowed_origins`.
+ */
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+const CACHE_LIMIT = 1024
+
+interface AllowedHost {
+  hostname: string
+  port: string | undefined
+  scheme: string | undefined
+}
+
+function parseEntry(entry: string): AllowedHost {
+  const schemeEnd = entry.indexOf('://')
+  const scheme = schemeEnd >= 0 ? entry.slice(0, schemeEnd).toLowerCase() : undefined
+  const { hostname, port } = splitHost(schemeEnd >= 0 ? entry.slice(schemeEnd + 3).replace(/\/.*$/, '') : entry)
+  return { hostname, port, scheme }
+}
+
+/** `example.com:8080` → hostname and port; IPv6 literals keep their brackets. */
+function splitHost(host: string): { hostname: string; port: string | undefined } {
+  const lower = host.trim().toLowerCase()
+  const colon = lower.lastIndexOf(':')
+  if (colon > 0 && !lower.slice(colon).includes(']') && (lower.startsWith('[') || lower.indexOf(':') === colon)) {
+    return { hostname: lower.slice(0, colon), port: lower.slice(colon + 1) }
+  }
+  return { hostname: lower, port: undefined }
+}
+
+/** Decides whether a request's Host and Origin are acceptable; answers are cached per header value. */
+export class OriginPolicy {
+  readonly #allowed: AllowedHost[]
+  readonly #hostCache = new Map<string, boolean>()
+  readonly #originCache = new Map<string, boolean>()
+
+  constructor(allowedOrigins: readonly string[]) {
+    this.#allowed = allowedOrigins.map(parseEntry)
+  }
+
+  /** True when the request may proceed. A missing Host is refused (HTTP/1.1 requires it). */
+  allows(host: string | undefined, origin: string | undefined): boolean {
+    if (host === undefined || !this.#cached(this.#hostCache, host, () => this.#hostAllowed(host, undefined))) return false
+    return origin === undefined || this.#cached(this.#originCache, origin, () => this.#originAllowed(origin))
+  }
+
+  #originAllowed(origin: string): boolean {
+    const schemeEnd = origin.indexOf('://')
+    if (schemeEnd < 0) return false
+    return this.#hostAllowed(origin.slice(schemeEnd + 3), origin.slice(0, schemeEnd).toLowerCase())
+  }
+
+  #hostAllowed(host: string, scheme: string | undefined): boolean {
+    const { hostname, port } = splitHost(host)
+    if (LOOPBACK.has(hostname)) return true
+    return this.#allowed.some(
+      (entry) =>
+        entry.hostname === hostname &&
+        (entry.port === undefined || entry.port === port) &&
+        (entry.scheme === undefined || scheme === undefined || entry.scheme === scheme),
+    )
+  }
+
+  #cached(cache: Map<string, boolean>, key: string, decide: () => boolean): boolean {
+    let verdict = cache.get(key)
+    if (verdict === undefined) {
+      verdict = decide()
+      if (cache.size >= CACHE_LIMIT) cache.clear()
+      cache.set(key, verdict)
+    }
+    return verdict
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Every error code mcp-edge produces, in one place.
+ *
+ * Wire errors are JSON-RPC / MCP codes carried by `McpError`; they become a JSON-RPC error object.
+ * Local errors carry a stable `MCP_EDGE_*` code and an HTTP status (`EdgeError`): configuration,
+ * handler loading and transport-level refusals.
+ */
+
+/** JSON-RPC and MCP error codes sent on the wire. */
+export const RpcCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** MCP 2025-11-25: resources/read of an unknown URI. */
+  ResourceNotFound: -32002,
+  /** mcp-edge: the store cannot be reached or the gateway is over a limit; retry later. */
+  ServiceUnavailable: -32000,
+  /** MCP 2025-11-25: a URL elicitation must complete first. */
+  UrlElicitationRequired: -32042,
+  /** The request was cancelled (used for server→client requests the handler gave up on). */
+  RequestCancelled: -32800,
+  /** A server→client request got no answer within `read_timeout`. */
+  RequestTimeout: -32001,
+} as const
+
+/** An error that reaches the client as a JSON-RPC error object. */
+export class McpError extends Error {
+  readonly code: number
+  readonly data: unknown
+  constructor(code: number, message: string, data?: unknown) {
+    super(message)
+    this.name = 'McpError'
+    this.code = code
+    this.data = data
+  }
+}
+
+/** Local error codes with the HTTP status they map to when they reach a transport. */
+export const EdgeCode = {
+  MCP_EDGE_CONFIG_INVALID: 500,
+  MCP_EDGE_HANDLER_INVALID: 500,
+  MCP_EDGE_FORBIDDEN_ORIGIN: 403,
+  MCP_EDGE_NOT_ACCEPTABLE: 406,
+  MCP_EDGE_UNSUPPORTED_MEDIA_TYPE: 415,
+  MCP_EDGE_SESSION_REQUIRED: 400,
+  MCP_EDGE_SESSION_NOT_FOUND: 404,
+  MCP_EDGE_BAD_PROTOCOL_VERSION: 400,
+  MCP_EDGE_BODY_TOO_LARGE: 413,
+  MCP_EDGE_TOO_MANY_SESSIONS: 503,
+  MCP_EDGE_METHOD_NOT_ALLOWED: 405,
+  MCP_EDGE_STORE_UNAVAILABLE: 503,
+  MCP_EDGE_CLIENT_CAPABILITY_MISSING: 400,
+  MCP_EDGE_CLIENT_TIMEOUT: 504,
+} as const
+export type EdgeCodeName = keyof typeof EdgeCode
+
+/** A gateway-side failure with a stable code; `status` is the HTTP status a transport answers with. */
+export class EdgeError extends Error {
+  readonly code: EdgeCodeName
+  readonly status: number
+  constructor(code: EdgeCodeName, message: string) {
+    super(message)
+    this.name = 'EdgeError'
+    this.code = code
+    this.status = EdgeCode[code]
+  }
+}

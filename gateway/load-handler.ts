@@ -1,0 +1,30 @@
+/**
+ * Loads a route's handler module (TypeScript through tsx's loader, registered by the CLI; no build
+ * step) and checks that it exports a handler. Failures name the file and what to change.
+ */
+import { access } from 'node:fs/promises'
+import { pathToFileURL } from 'node:url'
+import { EdgeError } from './errors.ts'
+import { defineHandler, isHandler, type Handler } from './index.ts'
+
+/** The module's handler: its default export made by `defineHandler`, or a plain setup function. */
+export async function loadHandler(file: string): Promise<Handler> {
+  try {
+    await access(file)
+  } catch {
+    throw new EdgeError('MCP_EDGE_HANDLER_INVALID', `${file}: handler module not found`)
+  }
+  let module: Record<string, unknown>
+  try {
+    module = (await import(pathToFileURL(file).href)) as Record<string, unknown>
+  } catch (error) {
+    throw new EdgeError('MCP_EDGE_HANDLER_INVALID', `${file}: cannot load handler module: ${(error as Error).message}`)
+  }
+  const exported = module.default
+  if (isHandler(exported)) return exported
+  if (typeof exported === 'function') return defineHandler(exported as Handler['setup'])
+  throw new EdgeError(
+    'MCP_EDGE_HANDLER_INVALID',
+    `${file}: does not export a handler; write \`export default defineHandler((mcp, server) => { ... })\``,
+  )
+}

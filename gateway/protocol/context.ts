@@ -1,0 +1,76 @@
+/**
+ * What a handler callback receives as `ctx`: the request's metadata, its cancellation signal, and the
+ * ways back to the client (progress, logs, server→client requests). Transports implement `RequestSink`;
+ * the protocol layer builds one `RequestContext` per request on top of it.
+ */
+import type {
+  ClientCapabilities,
+  CreateMessageOptions,
+  CreateMessageResult,
+  ElicitationSchema,
+  ElicitResult,
+  Implementation,
+  JsonObject,
+  LogLevel,
+  Root,
+  SamplingMessage,
+} from './mcp-types.ts'
+
+/** Options shared by every server→client request a handler makes. */
+export interface ClientRequestOptions {
+  /** Milliseconds to wait for the client's answer; the route's `read_timeout` by default. */
+  timeoutMs?: number
+  /** Called on each `notifications/progress` the client sends for this request; return `false` to cancel it. */
+  onProgress?: (progress: number, total?: number, message?: string) => boolean | void
+}
+
+export interface UrlElicitation {
+  mode: 'url'
+  url: string
+  /** Generated when omitted; `ctx.elicitationComplete(id)` later tells the client the out-of-band step ended. */
+  elicitationId?: string
+}
+
+/** The session a request belongs to, as a handler sees it. */
+export interface SessionView {
+  readonly id: string
+  readonly protocolVersion: string
+  readonly clientInfo: Implementation | undefined
+  readonly clientCapabilities: ClientCapabilities
+  /** Notify this session (if subscribed) that a resource changed. */
+  resourceUpdated(uri: string): Promise<void>
+  /** Enable or disable components for this session only (`kind` is tool, prompt, resource or template). */
+  enable(kind: ComponentKind, name: string): Promise<void>
+  disable(kind: ComponentKind, name: string): Promise<void>
+}
+
+export type ComponentKind = 'tool' | 'prompt' | 'resource' | 'template'
+
+/** The context of one request, passed to every tool, prompt, resource and completion callback. */
+export interface RequestContext {
+  /** The request's `params._meta`, as sent. */
+  readonly _meta: JsonObject | undefined
+  /** The JSON-RPC id of the request being served. */
+  readonly requestId: string | number
+  /** Fires when the client cancels the request (or goes away); the gateway then sends no response. */
+  readonly signal: AbortSignal
+  readonly session: SessionView
+  /** Sends `notifications/progress` when the request carries a progressToken; `false` once it was cancelled. */
+  progress(progress: number, total?: number, message?: string): boolean
+  /** Sends `notifications/message` when the session's level lets it through; always logs to the gateway log. */
+  log(level: LogLevel, data: unknown, logger?: string): void
+  /** Asks the user through the client (form mode with a flat schema, or URL mode). */
+  elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult>
+  /** Tells the client that a URL-mode elicitation finished out of band. */
+  elicitationComplete(elicitationId: string): void
+  /** Asks the client's model for a completion (sampling). */
+  createMessage(
+    messages: SamplingMessage[],
+    maxTokens: number,
+    options?: CreateMessageOptions & ClientRequestOptions,
+  ): Promise<CreateMessageResult>
+  /** The client's roots. */
+  listRoots(options?: ClientRequestOptions): Promise<Root[]>
+  /** Pings the client. */
+  ping(options?: ClientRequestOptions): Promise<void>
+}

@@ -1,0 +1,250 @@
+/**
+ * One route's protocol engine: creates sessions (initialize), dispatches requests to the method
+ * tables, turns failures into JSON-RPC errors, and routes notifications and answers from the client.
+ * Transport-agnostic: transports hand it parsed messages and a `RequestSink`.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import type { RouteConfig } from '../config/types.ts'
+import { McpError, RpcCode } from '../errors.ts'
+import type { Registry } from '../registry/registry.ts'
+import type { SessionRecord, SessionStore } from '../store/store.ts'
+import { serverCapabilities, serverInfo } from './capabilities.ts'
+import type { ComponentKind, SessionView } from './context.ts'
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.ts'
+import { errorMessage, notification, resultMessage } from './jsonrpc.ts'
+import { LiveSessions } from './live-sessions.ts'
+import type { JsonObject, LogLevel } from './mcp-types.ts'
+import { methodTable, type MethodHandler } from './methods/index.ts'
+import { Notifier } from './notifier.ts'
+import type { ContextHost } from './request-context.ts'
+import { HandlerRequestContext } from './request-context.ts'
+import type { RouteEvent, RouteEventListener } from './route-server-api.ts'
+import type { RequestSink, SessionOutlet } from './sink.ts'
+import { negotiateVersion } from './versions.ts'
+
+const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
+
+export class McpEndpoint implements ContextHost {
+  readonly route: RouteConfig
+  readonly registry: Registry
+  readonly store: SessionStore
+  readonly logger: Logger
+  readonly live = new LiveSessions()
+  readonly notifier: Notifier
+  readonly readTimeoutMs: number
+  readonly logging: boolean
+  readonly idleTtlMs: number
+  readonly #methods: Map<string, MethodHandler>
+  readonly #initializeResult: JsonObject
+  readonly #listeners = new Map<RouteEvent, Set<RouteEventListener>>()
+  #clientRequestSeq = 0
+
+  constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger) {
+    this.route = route
+    this.registry = registry
+    this.store = store
+    this.logger = logger
+    this.notifier = new Notifier(route.location, store, this.live, logger)
+    this.readTimeoutMs = route.read_timeout * 1000
+    this.idleTtlMs = route.longest_standby * 1000
+    this.logging = route.capabilities.logging
+    this.#methods = methodTable(route.capabilities)
+    const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }
+    if (route.server.instructions !== undefined) result.instructions = route.server.instructions
+    this.#initializeResult = result
+    registry.onChange((list) => this.#listChanged(list))
+  }
+
+  /** Creates a session for an initialize request; throws McpError when params are invalid or the route is full. */
+  async initialize(request: JsonRpcRequest, principal?: string): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
+    const params = request.params ?? EMPTY_PARAMS
+    if (typeof params.protocolVersion !== 'string') {
+      throw new McpError(RpcCode.InvalidParams, 'initialize needs params.protocolVersion (a string)')
+    }
+    if (params.capabilities !== undefined && (typeof params.capabilities !== 'object' || params.capabilities === null)) {
+      throw new McpError(RpcCode.InvalidParams, 'params.capabilities must be an object')
+    }
+    if ((await this.store.count(this.route.location)) >= this.route.max_sessions) {
+      throw new McpError(RpcCode.ServiceUnavailable, `Too many sessions on ${this.route.location} (max_sessions ${this.route.max_sessions}); retry later`)
+    }
+    const protocolVersion = negotiateVersion(params.protocolVersion)
+    const record: SessionRecord = {
+      id: randomUUID(),
+      route: this.route.location,
+      protocolVersion,
+      clientInfo: params.clientInfo as SessionRecord['clientInfo'],
+      clientCapabilities: (params.capabilities ?? {}) as SessionRecord['clientCapabilities'],
+      principal,
+      createdAt: Date.now(),
+      initialized: false,
+      logLevel: undefined,
+      subscriptions: [],
+      hidden: [],
+    }
+    await this.store.create(record, this.idleTtlMs)
+    return { record, response: resultMessage(request.id, { protocolVersion, ...this.#initializeResult }) }
+  }
+
+  /** Serves one request of a session; the outcome reaches the client through `sink`. Never throws. */
+  async handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink): Promise<void> {
+    const method = this.#methods.get(request.method)
+    if (method === undefined) {
+      sink.respond(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method}`))
+      return
+    }
+    const params = request.params ?? EMPTY_PARAMS
+    const live = this.live.hold(record.id)
+    const ctx = new HandlerRequestContext(this, record, live, request.id, params._meta as JsonObject | undefined, sink)
+    live.inflight.set(request.id, ctx)
+    let response: JsonRpcResponse
+    try {
+      response = resultMessage(request.id, await method(this, record, params, ctx))
+    } catch (error) {
+      response = this.#errorResponse(request, record, error)
+    } finally {
+      live.inflight.delete(request.id)
+      this.live.release(record.id, live)
+    }
+    if (ctx.cancelled) sink.abandon()
+    else sink.respond(response)
+  }
+
+  /** Handles a client notification (cancelled, progress, initialized, roots/list_changed). */
+  async handleNotification(record: SessionRecord, message: JsonRpcNotification): Promise<void> {
+    const params = message.params ?? EMPTY_PARAMS
+    switch (message.method) {
+      case 'notifications/cancelled':
+        if (typeof params.requestId === 'string' || typeof params.requestId === 'number') {
+          this.notifier.cancel(record.id, params.requestId, typeof params.reason === 'string' ? params.reason : 'cancelled by the client')
+        }
+        return
+      case 'notifications/progress':
+        if (typeof params.progressToken === 'string' && typeof params.progress === 'number') {
+          this.notifier.progress(record.id, params.progressToken, params.progress, params.total as number | undefined, params.message as string | undefined)
+        }
+        return
+      case 'notifications/initialized':
+        if (!record.initialized) await this.store.update(record.id, { initialized: true })
+        this.emit('initialized', record, params)
+        return
+      case 'notifications/roots/list_changed':
+        this.emit('roots/list_changed', record, params)
+        return
+      default:
+        this.logger.debug({ sessionId: record.id, method: message.method }, 'ignored client notification')
+    }
+  }
+
+  /** Routes the client's answer to a server→client request. */
+  handleResponse(record: SessionRecord, message: JsonRpcResponse): void {
+    this.notifier.answer(record.id, message)
+  }
+
+  /** Ends a session everywhere; false when it was unknown. */
+  async deleteSession(id: string): Promise<boolean> {
+    const existed = await this.store.delete(id)
+    this.notifier.ended(id)
+    return existed
+  }
+
+  /** Makes `outlet` the session's standalone stream on this worker; false when one is already open. */
+  openOutlet(sessionId: string, outlet: SessionOutlet): boolean {
+    const live = this.live.hold(sessionId)
+    if (live.outlet !== undefined) return false
+    live.outlet = outlet
+    return true
+  }
+
+  closeOutlet(sessionId: string, outlet: SessionOutlet): void {
+    const live = this.live.get(sessionId)
+    if (live === undefined || live.outlet !== outlet) return
+    live.outlet = undefined
+    this.live.release(sessionId, live)
+  }
+
+  /** Sends resources/updated to `sessionIds` (default: every session of the route) subscribed to `uri`. */
+  async resourceUpdated(uri: string, sessionIds?: string[]): Promise<void> {
+    for (const id of sessionIds ?? (await this.store.sessionIds(this.route.location))) {
+      const record = await this.store.get(id)
+      if (record?.subscriptions.includes(uri)) this.notifier.notifySession(id, notification('notifications/resources/updated', { uri }))
+    }
+  }
+
+  /** Sends a log message to every session of the route whose level lets it through. */
+  logToRoute(level: LogLevel, data: unknown, logger?: string): void {
+    this.logToGateway(level, data, logger, undefined)
+    if (!this.logging) return
+    const params: JsonObject = { level, data }
+    if (logger !== undefined) params.logger = logger
+    this.notifier.notifyRoute(notification('notifications/message', params), level)
+  }
+
+  on(event: RouteEvent, listener: RouteEventListener): void {
+    let listeners = this.#listeners.get(event)
+    if (listeners === undefined) this.#listeners.set(event, (listeners = new Set()))
+    listeners.add(listener)
+  }
+
+  emit(event: RouteEvent, record: SessionRecord, params: JsonObject): void {
+    const listeners = this.#listeners.get(event)
+    if (listeners === undefined) return
+    const session = this.sessionView(record)
+    for (const listener of listeners) {
+      Promise.resolve()
+        .then(() => listener(session, params))
+        .catch((error: unknown) => this.logger.error({ err: error, event, sessionId: record.id }, 'route event listener failed'))
+    }
+  }
+
+  // ---- ContextHost ---------------------------------------------------------------------------
+
+  logToGateway(level: LogLevel, data: unknown, logger: string | undefined, sessionId: string | undefined): void {
+    const pinoLevel = level === 'debug' ? 'debug' : level === 'info' || level === 'notice' ? 'info' : level === 'warning' ? 'warn' : 'error'
+    this.logger[pinoLevel]({ sessionId, logger, data, mcpLevel: level }, 'handler log')
+  }
+
+  nextClientRequestId(): string {
+    return `edge-${++this.#clientRequestSeq}`
+  }
+
+  sessionView(record: SessionRecord): SessionView {
+    const endpoint = this
+    return {
+      id: record.id,
+      protocolVersion: record.protocolVersion,
+      clientInfo: record.clientInfo,
+      clientCapabilities: record.clientCapabilities,
+      resourceUpdated: (uri) => endpoint.resourceUpdated(uri, [record.id]),
+      enable: (kind, name) => endpoint.#setHidden(record.id, kind, name, false),
+      disable: (kind, name) => endpoint.#setHidden(record.id, kind, name, true),
+    }
+  }
+
+  close(): void {
+    this.notifier.close()
+    for (const id of [...this.live.ids()]) this.live.end(id)
+  }
+
+  async #setHidden(sessionId: string, kind: ComponentKind, name: string, hidden: boolean): Promise<void> {
+    const key = `${kind}:${name}`
+    await this.store.update(sessionId, hidden ? { hide: key } : { show: key })
+    const list = kind === 'tool' ? 'tools' : kind === 'prompt' ? 'prompts' : 'resources'
+    if (this.#listChangedDeclared(list)) this.notifier.notifySession(sessionId, notification(`notifications/${list}/list_changed`))
+  }
+
+  #listChanged(list: 'tools' | 'prompts' | 'resources'): void {
+    if (this.#listChangedDeclared(list)) this.notifier.notifyRoute(notification(`notifications/${list}/list_changed`))
+  }
+
+  #listChangedDeclared(list: 'tools' | 'prompts' | 'resources'): boolean {
+    const capability = this.route.capabilities[list]
+    return capability !== false && capability.list_changed
+  }
+
+  #errorResponse(request: JsonRpcRequest, record: SessionRecord, error: unknown): JsonRpcResponse {
+    if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
+    this.logger.error({ err: error, sessionId: record.id, method: request.method }, 'handler failed')
+    return errorMessage(request.id, RpcCode.InternalError, 'Internal error')
+  }
+}

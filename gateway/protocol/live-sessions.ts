@@ -1,0 +1,68 @@
+/**
+ * What this worker holds for the sessions it is serving right now: requests in flight (for
+ * cancellation), server→client requests awaiting the client's answer, and the standalone outlet
+ * (the GET stream). Entries exist only while there is something to hold, so an idle session costs
+ * nothing here.
+ */
+import type { RequestId } from './jsonrpc.ts'
+import type { SessionOutlet } from './sink.ts'
+
+/** A request this worker is serving; cancel() is what notifications/cancelled triggers. */
+export interface InFlight {
+  cancel(reason: string): void
+}
+
+/** A server→client request awaiting its answer. */
+export interface AwaitingAnswer {
+  resolve(result: unknown): void
+  reject(error: Error): void
+  progress(progress: number, total?: number, message?: string): void
+}
+
+export class LiveSession {
+  readonly inflight = new Map<RequestId, InFlight>()
+  readonly awaiting = new Map<string, AwaitingAnswer>()
+  outlet: SessionOutlet | undefined = undefined
+
+  get idle(): boolean {
+    return this.inflight.size === 0 && this.awaiting.size === 0 && this.outlet === undefined
+  }
+}
+
+export class LiveSessions {
+  readonly #sessions = new Map<string, LiveSession>()
+
+  get(id: string): LiveSession | undefined {
+    return this.#sessions.get(id)
+  }
+
+  /** The live entry for a session, created on first use. */
+  hold(id: string): LiveSession {
+    let live = this.#sessions.get(id)
+    if (live === undefined) this.#sessions.set(id, (live = new LiveSession()))
+    return live
+  }
+
+  /** Forgets the session once nothing is held for it any more. */
+  release(id: string, live: LiveSession): void {
+    if (live.idle && this.#sessions.get(id) === live) this.#sessions.delete(id)
+  }
+
+  /** Ends everything held for a session (it was deleted or expired). */
+  end(id: string): void {
+    const live = this.#sessions.get(id)
+    if (live === undefined) return
+    this.#sessions.delete(id)
+    for (const request of live.inflight.values()) request.cancel('session ended')
+    for (const answer of live.awaiting.values()) answer.reject(new Error('session ended'))
+    live.outlet?.close()
+  }
+
+  ids(): IterableIterator<string> {
+    return this.#sessions.keys()
+  }
+
+  entries(): IterableIterator<[string, LiveSession]> {
+    return this.#sessions.entries()
+  }
+}

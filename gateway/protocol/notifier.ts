@@ -1,0 +1,132 @@
+/**
+ * Delivers what belongs to a session but to no request: resources/updated, list_changed, logs
+ * outside a request, and the client's answers and cancellations that must reach the worker holding
+ * the request. Local first; what this worker does not hold goes over the store's bus to the worker
+ * that does. Nothing polls: the bus pushes.
+ *
+ *   notifySession(id, msg) ──► local outlet? ──yes──► outlet.send
+ *                                   │ no
+ *                                   ▼
+ *                              bus.publish(route channel) ──► other workers: local outlet? ──► send
+ */
+import type { Logger } from 'pino'
+import type { Bus, BusMessage, SessionStore } from '../store/store.ts'
+import type { JsonRpcMessage, JsonRpcResponse, RequestId } from './jsonrpc.ts'
+import type { LiveSessions } from './live-sessions.ts'
+import type { LogLevel } from './mcp-types.ts'
+import { levelPasses } from './request-context.ts'
+
+const workerTag = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+
+export class Notifier {
+  readonly #channel: string
+  readonly #bus: Bus
+  readonly #store: SessionStore
+  readonly #live: LiveSessions
+  readonly #logger: Logger
+  readonly #unsubscribe: () => void
+
+  constructor(location: string, store: SessionStore, live: LiveSessions, logger: Logger) {
+    this.#channel = `route:${location}`
+    this.#bus = store.bus
+    this.#store = store
+    this.#live = live
+    this.#logger = logger
+    this.#unsubscribe = this.#bus.subscribe(this.#channel, (message) => this.#fromBus(message))
+  }
+
+  /** Sends a message on the session's standalone stream, wherever it is held; dropped when none is open. */
+  notifySession(sessionId: string, message: JsonRpcMessage): void {
+    const outlet = this.#live.get(sessionId)?.outlet
+    if (outlet !== undefined) outlet.send(message)
+    else this.#publish({ type: 'notify', session: sessionId, message })
+  }
+
+  /** Sends a message to every open standalone stream of the route, on every worker. */
+  notifyRoute(message: JsonRpcMessage, minimumLevel?: LogLevel): void {
+    void this.#deliverToRoute(message, minimumLevel)
+    this.#publish({ type: 'route', message, level: minimumLevel })
+  }
+
+  /** Cancels a request wherever it runs. */
+  cancel(sessionId: string, requestId: RequestId, reason: string): void {
+    const request = this.#live.get(sessionId)?.inflight.get(requestId)
+    if (request !== undefined) request.cancel(reason)
+    else this.#publish({ type: 'cancel', session: sessionId, requestId, reason })
+  }
+
+  /** Hands the client's answer to the server→client request it belongs to, wherever it waits. */
+  answer(sessionId: string, response: JsonRpcResponse): void {
+    if (!this.#answerLocally(sessionId, response)) this.#publish({ type: 'answer', session: sessionId, response })
+  }
+
+  /** Forwards the client's progress on a server→client request to where it waits. */
+  progress(sessionId: string, token: string, progress: number, total?: number, message?: string): void {
+    const awaiting = this.#live.get(sessionId)?.awaiting.get(token)
+    if (awaiting !== undefined) awaiting.progress(progress, total, message)
+    else this.#publish({ type: 'progress', session: sessionId, token, progress, total, message })
+  }
+
+  /** Ends what every worker holds for a deleted session. */
+  ended(sessionId: string): void {
+    this.#live.end(sessionId)
+    this.#publish({ type: 'ended', session: sessionId })
+  }
+
+  close(): void {
+    this.#unsubscribe()
+  }
+
+  #answerLocally(sessionId: string, response: JsonRpcResponse): boolean {
+    const awaiting = this.#live.get(sessionId)?.awaiting.get(String(response.id))
+    if (awaiting === undefined) return false
+    if ('result' in response) awaiting.resolve(response.result)
+    else awaiting.reject(Object.assign(new Error(response.error.message), { code: response.error.code, data: response.error.data }))
+    return true
+  }
+
+  async #deliverToRoute(message: JsonRpcMessage, minimumLevel: LogLevel | undefined): Promise<void> {
+    for (const [id, live] of this.#live.entries()) {
+      if (live.outlet === undefined) continue
+      if (minimumLevel !== undefined) {
+        const record = await this.#store.get(id)
+        if (record === undefined || !levelPasses(minimumLevel, record.logLevel)) continue
+      }
+      live.outlet?.send(message)
+    }
+  }
+
+  #publish(message: BusMessage): void {
+    message.from = workerTag
+    this.#bus.publish(this.#channel, message).catch((error: unknown) => {
+      this.#logger.warn({ err: error, type: message.type }, 'bus publish failed')
+    })
+  }
+
+  /** What another worker asks this one to do; messages this worker published are ignored. */
+  #fromBus(message: BusMessage): void {
+    if (message.from === workerTag) return
+    const sessionId = message.session as string
+    switch (message.type) {
+      case 'notify':
+        this.#live.get(sessionId)?.outlet?.send(message.message as JsonRpcMessage)
+        break
+      case 'route':
+        void this.#deliverToRoute(message.message as JsonRpcMessage, message.level as LogLevel | undefined)
+        break
+      case 'cancel':
+        this.#live.get(sessionId)?.inflight.get(message.requestId as RequestId)?.cancel(message.reason as string)
+        break
+      case 'answer':
+        this.#answerLocally(sessionId, message.response as JsonRpcResponse)
+        break
+      case 'progress':
+        this.#live.get(sessionId)?.awaiting.get(message.token as string)
+          ?.progress(message.progress as number, message.total as number | undefined, message.message as string | undefined)
+        break
+      case 'ended':
+        this.#live.end(sessionId)
+        break
+    }
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The seam between a transport and the protocol layer for one request: how the protocol sends what
+ * belongs to the request (notifications, server→client requests, the response). Each transport
+ * implements it: HTTP answers JSON until something is sent before the response, then switches to SSE.
+ */
+import type { JsonRpcMessage, JsonRpcResponse } from './jsonrpc.ts'
+
+export interface RequestSink {
+  /** Sends a notification or server→client request related to the request, before its response. */
+  send(message: JsonRpcMessage): void
+  /** Sends the response and ends the request's stream. */
+  respond(message: JsonRpcResponse): void
+  /** Ends the request without a response (it was cancelled). */
+  abandon(): void
+  /**
+   * Drops the connection but keeps the stream: what follows is kept for a client that resumes with
+   * `Last-Event-ID` after `retryMs` (SSE polling). False when the transport cannot do that.
+   */
+  detach(retryMs: number): boolean
+}
+
+/** Where the messages of a session that belong to no request go (the HTTP GET stream, a WebSocket). */
+export interface SessionOutlet {
+  send(message: JsonRpcMessage): void
+  close(): void
+}

@@ -1,0 +1,103 @@
+/**
+ * tools/call: validate the arguments with the tool's compiled validator, run the callback, and turn
+ * whatever it returned (or threw) into a CallToolResult. A failing tool is an `isError` result the
+ * model can read; only protocol errors (McpError) and cancellation escape as exceptions.
+ *
+ *   args ─► validateInput ─✗─► isError "Invalid arguments: /message must be string"
+ *              │ ✓
+ *              ▼
+ *          callback ─throws─► McpError or aborted: rethrow · ToolError: its content · Error: its message
+ *              │ returns
+ *              ▼
+ *   string → text · array → content · {content: […]} → as is · other object → structuredContent + JSON text
+ *              │
+ *              ▼
+ *   validateOutput (when an outputSchema is declared) ─✗─► isError "Tool output did not match its outputSchema: …"
+ */
+import { McpError } from '../errors.ts'
+import type { RequestContext } from '../protocol/context.ts'
+import type { CallToolResult, ContentBlock, JsonObject } from '../protocol/mcp-types.ts'
+import { isRecord } from './component-checks.ts'
+import { ToolError } from './components.ts'
+import type { ToolEntry } from './entries.ts'
+import { describeErrors } from './json-schema.ts'
+
+/** Calls a tool; resolves to an `isError` result for bad arguments, a failing callback or a bad output. */
+export async function callTool(entry: ToolEntry, args: unknown, ctx: RequestContext): Promise<CallToolResult> {
+  const input = args === undefined ? {} : args
+  const validateInput = entry.validateInput
+  if (!validateInput(input)) return errorResult(`Invalid arguments: ${describeErrors(validateInput.errors)}`)
+  let value: unknown
+  try {
+    value = await entry.tool.callback(input as JsonObject, ctx)
+  } catch (err) {
+    // A cancelled request gets no response at all, and an McpError is the tool asking for a protocol error.
+    if (err instanceof McpError || ctx.signal.aborted) throw err
+    return thrownResult(err)
+  }
+  return toResult(entry, value)
+}
+
+function toResult(entry: ToolEntry, value: unknown): CallToolResult {
+  let result: CallToolResult
+  try {
+    result = normalise(value)
+  } catch (err) {
+    return errorResult(`Tool returned an invalid result: ${messageOf(err)}`)
+  }
+  const validateOutput = entry.validateOutput
+  if (validateOutput === undefined || result.isError === true) return result
+  // The spec requires structured results that conform to a declared outputSchema; a miss is a server bug.
+  if (result.structuredContent === undefined) return errorResult('Tool output did not match its outputSchema: no structuredContent')
+  if (!validateOutput(result.structuredContent)) {
+    return errorResult(`Tool output did not match its outputSchema: ${describeErrors(validateOutput.errors)}`)
+  }
+  return result
+}
+
+function normalise(value: unknown): CallToolResult {
+  if (typeof value === 'string') return { content: [{ type: 'text', text: value }] }
+  if (Array.isArray(value)) return { content: value as ContentBlock[] }
+  if (isRecord(value)) {
+    if (Array.isArray(value.content)) return value as unknown as CallToolResult
+    if (value.isError === true) {
+      // `{isError: true, structuredContent}` without content: give clients that ignore structure the JSON.
+      const structured = value.structuredContent
+      return { ...value, content: structured === undefined ? [] : [jsonText(structured)], isError: true }
+    }
+    return { content: [jsonText(value)], structuredContent: value }
+  }
+  if (value === undefined || value === null) return { content: [] }
+  throw new Error(`unsupported return value of type ${typeof value}`)
+}
+
+function thrownResult(err: unknown): CallToolResult {
+  if (err instanceof ToolError) {
+    const result: CallToolResult = { content: err.content ?? [{ type: 'text', text: messageOf(err) }], isError: true }
+    if (err.structuredContent !== undefined) result.structuredContent = err.structuredContent
+    return result
+  }
+  return errorResult(messageOf(err))
+}
+
+function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true }
+}
+
+function jsonText(value: unknown): ContentBlock {
+  const text = JSON.stringify(value)
+  if (typeof text !== 'string') throw new Error('structured content is not JSON')
+  return { type: 'text', text }
+}
+
+// Never a stack: the text goes to the model and the client.
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message !== '' ? err.message : err.name
+  let text = ''
+  try {
+    text = String(err)
+  } catch {
+    // An object without a usable toString (Object.create(null)) still makes an error result.
+  }
+  return text !== '' ? text : 'Tool failed'
+}

@@ -1,0 +1,216 @@
+/**
+ * The components of one route: checked and compiled on registration, listed in registration order
+ * with cached pages, looked up by name or URI on every call, and watched for list_changed.
+ *
+ *   register / unregister / replace*  ──► toEntry (check, compile, describe) ──► Map per kind
+ *                                                                             ├─► Pager (cached pages) ──► list*
+ *                                                                             └─► onChange listeners (once per list per call)
+ */
+import type { ComponentKind } from '../protocol/context.ts'
+import type { Component, Prompt, Resource, ResourceTemplate, Tool } from './components.ts'
+import type { PromptDescriptor, ResourceDescriptor, ResourceTemplateDescriptor, ToolDescriptor } from './descriptors.ts'
+import { disposeEntry, toEntry, type Entry, type PromptEntry, type ResourceEntry, type TemplateEntry, type ToolEntry } from './entries.ts'
+import { Pager, type Page } from './pagination.ts'
+import type { TemplateVariables } from './uri-template.ts'
+
+/** The list a change concerns; template changes count as `resources` (one list_changed covers both). */
+export type ListName = 'tools' | 'prompts' | 'resources'
+export type ChangeListener = (list: ListName) => void
+
+export interface RegistryOptions {
+  /** Page size of each list; 0 sends the whole list in one page. Templates use the `resources` size. */
+  pagination: { tools: number; prompts: number; resources: number }
+}
+
+/** What a `resources/read` URI resolved to: a static resource, or a template with the URI's variables. */
+export type ResolvedResource =
+  | { readonly kind: 'resource'; readonly entry: ResourceEntry }
+  | { readonly kind: 'template'; readonly entry: TemplateEntry; readonly variables: TemplateVariables }
+
+const LIST_OF: Record<ComponentKind, ListName> = { tool: 'tools', prompt: 'prompts', resource: 'resources', template: 'resources' }
+const LIST_ORDER: readonly ListName[] = ['tools', 'prompts', 'resources']
+
+/** The per-route registry the protocol layer lists, looks up and invokes components from. */
+export class Registry {
+  readonly #tools = new Map<string, ToolEntry>()
+  readonly #prompts = new Map<string, PromptEntry>()
+  readonly #resources = new Map<string, ResourceEntry>()
+  readonly #templates = new Map<string, TemplateEntry>()
+  readonly #toolPages: Pager<'tools', ToolDescriptor>
+  readonly #promptPages: Pager<'prompts', PromptDescriptor>
+  readonly #resourcePages: Pager<'resources', ResourceDescriptor>
+  readonly #templatePages: Pager<'resourceTemplates', ResourceTemplateDescriptor>
+  readonly #listeners = new Set<ChangeListener>()
+
+  constructor(options: RegistryOptions) {
+    const { tools, prompts, resources } = options.pagination
+    this.#toolPages = new Pager('tools', tools, this.#tools, 'tool:')
+    this.#promptPages = new Pager('prompts', prompts, this.#prompts, 'prompt:')
+    this.#resourcePages = new Pager('resources', resources, this.#resources, 'resource:')
+    this.#templatePages = new Pager('resourceTemplates', resources, this.#templates, 'template:')
+  }
+
+  /** Adds components; a duplicate name (or URI) replaces the earlier one in place. All or nothing: throws before any change. */
+  register(...components: Component[]): void {
+    const entries = components.map(toEntry)
+    const changed = new Set<ListName>()
+    for (const entry of entries) changed.add(this.#put(entry))
+    this.#changed(changed)
+  }
+
+  /** Removes one component by kind and name (URI, URI template); false when there was none. */
+  unregister(kind: ComponentKind, key: string): boolean {
+    const map = this.#mapOf(kind)
+    const entry = map.get(key)
+    if (entry === undefined) return false
+    map.delete(key)
+    disposeEntry(entry)
+    this.#changed(new Set([LIST_OF[kind]]))
+    return true
+  }
+
+  /** Replaces every tool at once (one `tools` change). */
+  replaceTools(tools: readonly Tool[]): void {
+    this.#replace(['tool'], tools)
+  }
+
+  /** Replaces every prompt at once (one `prompts` change). */
+  replacePrompts(prompts: readonly Prompt[]): void {
+    this.#replace(['prompt'], prompts)
+  }
+
+  /** Replaces every static resource and template at once (one `resources` change). */
+  replaceResources(resources: readonly Resource[], templates: readonly ResourceTemplate[] = []): void {
+    this.#replace(['resource', 'template'], [...resources, ...templates])
+  }
+
+  /** Calls `listener` after every change, once per changed list per call; returns the unsubscribe function. */
+  onChange(listener: ChangeListener): () => void {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
+
+  /** A page of `tools/list`; `hidden` holds the keys (`tool:name`) this session has disabled. */
+  listTools(cursor?: string, hidden?: ReadonlySet<string>): Page<'tools', ToolDescriptor> {
+    return this.#toolPages.page(cursor ?? undefined, hidden)
+  }
+
+  /** A page of `prompts/list`; `hidden` holds keys like `prompt:name`. */
+  listPrompts(cursor?: string, hidden?: ReadonlySet<string>): Page<'prompts', PromptDescriptor> {
+    return this.#promptPages.page(cursor ?? undefined, hidden)
+  }
+
+  /** A page of `resources/list`; `hidden` holds keys like `resource:uri`. */
+  listResources(cursor?: string, hidden?: ReadonlySet<string>): Page<'resources', ResourceDescriptor> {
+    return this.#resourcePages.page(cursor ?? undefined, hidden)
+  }
+
+  /** A page of `resources/templates/list`; `hidden` holds keys like `template:uriTemplate`. */
+  listResourceTemplates(cursor?: string, hidden?: ReadonlySet<string>): Page<'resourceTemplates', ResourceTemplateDescriptor> {
+    return this.#templatePages.page(cursor ?? undefined, hidden)
+  }
+
+  /** The tool called `name`, unless missing or hidden. */
+  tool(name: string, hidden?: ReadonlySet<string>): ToolEntry | undefined {
+    return visible(this.#tools.get(name), hidden)
+  }
+
+  /** The prompt called `name`, unless missing or hidden. */
+  prompt(name: string, hidden?: ReadonlySet<string>): PromptEntry | undefined {
+    return visible(this.#prompts.get(name), hidden)
+  }
+
+  /** The static resource at exactly `uri`, unless missing or hidden. */
+  resource(uri: string, hidden?: ReadonlySet<string>): ResourceEntry | undefined {
+    return visible(this.#resources.get(uri), hidden)
+  }
+
+  /** The template registered as exactly `uriTemplate`, unless missing or hidden. */
+  template(uriTemplate: string, hidden?: ReadonlySet<string>): TemplateEntry | undefined {
+    return visible(this.#templates.get(uriTemplate), hidden)
+  }
+
+  /** The static resource at `uri`, else the first visible template (in registration order) that matches it. */
+  resolveResource(uri: string, hidden?: ReadonlySet<string>): ResolvedResource | undefined {
+    const resource = this.resource(uri, hidden)
+    if (resource !== undefined) return { kind: 'resource', entry: resource }
+    for (const entry of this.#templates.values()) {
+      if (hidden?.has(entry.key)) continue
+      const variables = entry.matcher.match(uri)
+      if (variables !== undefined) return { kind: 'template', entry, variables }
+    }
+    return undefined
+  }
+
+  #put(entry: Entry): ListName {
+    if ('tool' in entry) return this.#set(this.#tools, entry.tool.name, entry, 'tools')
+    if ('prompt' in entry) return this.#set(this.#prompts, entry.prompt.name, entry, 'prompts')
+    if ('resource' in entry) return this.#set(this.#resources, entry.resource.uri, entry, 'resources')
+    return this.#set(this.#templates, entry.template.uriTemplate, entry, 'resources')
+  }
+
+  #set<E extends Entry>(map: Map<string, E>, key: string, entry: E, list: ListName): ListName {
+    const previous = map.get(key)
+    if (previous !== undefined) disposeEntry(previous)
+    map.set(key, entry)
+    return list
+  }
+
+  #replace(kinds: readonly ComponentKind[], components: readonly Component[]): void {
+    for (const component of components) {
+      const kind = (component as { kind?: unknown } | null)?.kind
+      if (!kinds.includes(kind as ComponentKind)) {
+        throw new Error(`Invalid component: expected ${kinds.join(' or ')}, got ${JSON.stringify(kind)}`)
+      }
+    }
+    const entries = components.map(toEntry)
+    for (const kind of kinds) {
+      const map = this.#mapOf(kind)
+      for (const entry of map.values()) disposeEntry(entry)
+      map.clear()
+    }
+    for (const entry of entries) this.#put(entry)
+    this.#changed(new Set(kinds.map((kind) => LIST_OF[kind])))
+  }
+
+  #mapOf(kind: ComponentKind): Map<string, Entry> {
+    switch (kind) {
+      case 'tool':
+        return this.#tools
+      case 'prompt':
+        return this.#prompts
+      case 'resource':
+        return this.#resources
+      case 'template':
+        return this.#templates
+    }
+  }
+
+  #changed(lists: ReadonlySet<ListName>): void {
+    if (lists.has('tools')) this.#toolPages.invalidate()
+    if (lists.has('prompts')) this.#promptPages.invalidate()
+    if (lists.has('resources')) {
+      this.#resourcePages.invalidate()
+      this.#templatePages.invalidate()
+    }
+    // Every listener hears every change even if one throws; the first failure is rethrown afterwards.
+    let failure: { error: unknown } | undefined
+    for (const list of LIST_ORDER) {
+      if (!lists.has(list)) continue
+      for (const listener of [...this.#listeners]) {
+        try {
+          listener(list)
+        } catch (error) {
+          failure ??= { error }
+        }
+      }
+    }
+    if (failure !== undefined) throw failure.error
+  }
+}
+
+function visible<E extends Entry>(entry: E | undefined, hidden: ReadonlySet<string> | undefined): E | undefined {
+  return entry !== undefined && hidden?.has(entry.key) === true ? undefined : entry
+}

@@ -1,0 +1,130 @@
+/**
+ * Builds the gateway from a validated config: one Fastify app, one endpoint per route (its registry
+ * filled by the route's handler module), the health endpoints, and the error mapping that gives every
+ * refusal a JSON-RPC body.
+ *
+ *   config ─► store ─► per route: Registry ◄─ handler.setup(mcp, server)
+ *                                  │
+ *                                  ▼
+ *                              McpEndpoint ◄─ transport/streamable-http (POST · GET · DELETE)
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import { pino, type Logger } from 'pino'
+import type { GatewayConfig, RouteConfig } from './config/types.ts'
+import { McpError, RpcCode } from './errors.ts'
+import type { Handler } from './index.ts'
+import { loadHandler } from './load-handler.ts'
+import { McpEndpoint } from './protocol/endpoint.ts'
+import { RouteServerImpl } from './protocol/route-server.ts'
+import { mcp } from './registry/components.ts'
+import { Registry } from './registry/registry.ts'
+import { createStore } from './store/create-store.ts'
+import type { SessionStore } from './store/store.ts'
+import { registerStreamableHttp, replyError } from './transport/streamable-http.ts'
+
+export interface Gateway {
+  readonly app: FastifyInstance
+  readonly store: SessionStore
+  readonly endpoints: ReadonlyMap<string, McpEndpoint>
+  /** Stops accepting, ends sessions held here and closes the store. */
+  close(): Promise<void>
+}
+
+export interface GatewayOptions {
+  /** A logger to use instead of one built from `config.log`. */
+  logger?: Logger
+  /** A store to share instead of one built from `config.store` (tests run several gateways on one store). */
+  store?: SessionStore
+}
+
+/** Loads every route's handler module; returns the handlers, or every problem found. */
+export async function loadHandlers(routes: readonly RouteConfig[]): Promise<{ handlers: Map<string, Handler>; problems: string[] }> {
+  const handlers = new Map<string, Handler>()
+  const problems: string[] = []
+  for (const route of routes) {
+    try {
+      handlers.set(route.location, await loadHandler(route.handler))
+    } catch (error) {
+      problems.push(`route ${route.location}: ${(error as Error).message}`)
+    }
+  }
+  return { handlers, problems }
+}
+
+/** Builds (but does not start) the gateway. Throws when a handler module is missing or fails its setup. */
+export async function buildGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } })
+  const { handlers, problems } = await loadHandlers(config.routes)
+  if (problems.length > 0) throw new Error(problems.join('\n'))
+  const store = options.store ?? createStore(config.store)
+
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // The transport logs one line per MCP request itself, with the session and JSON-RPC method.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.body_limit,
+    return503OnClosing: true,
+  })
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string))
+    } catch (error) {
+      done(new McpError(RpcCode.ParseError, `Parse error: ${(error as Error).message}`), undefined)
+    }
+  })
+  app.setErrorHandler((error: FastifyError | McpError, request, reply) => {
+    if (error instanceof McpError) return replyError(reply, 400, error.code, error.message)
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return replyError(reply, 413, RpcCode.InvalidRequest, `Payload Too Large: the body is over ${config.body_limit} bytes`)
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return replyError(reply, 415, RpcCode.InvalidRequest, 'Unsupported Media Type: Content-Type must be application/json')
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return replyError(reply, 400, RpcCode.ParseError, 'Parse error: empty body')
+    }
+    const status = error.statusCode ?? 500
+    if (status < 500) return replyError(reply, status, RpcCode.InvalidRequest, error.message)
+    request.log.error({ err: error }, 'request failed')
+    return replyError(reply, 500, RpcCode.InternalError, 'Internal error')
+  })
+  app.setNotFoundHandler((request, reply) =>
+    replyError(reply, 404, RpcCode.InvalidRequest, `Not Found: no MCP route at ${request.url}`),
+  )
+
+  const endpoints = new Map<string, McpEndpoint>()
+  for (const route of config.routes) {
+    const endpoint = new McpEndpoint(route, new Registry({ pagination: route.pagination }), store, logger.child({ route: route.location }))
+    await handlers.get(route.location)!.setup(mcp, new RouteServerImpl(endpoint))
+    endpoints.set(route.location, endpoint)
+    // Each route in its own scope, so its Origin/Host hook guards only its own paths.
+    await app.register(async (scope) => registerStreamableHttp(scope, endpoint))
+  }
+
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/readyz', async (_request, reply) => {
+    const ready = await store.ready().catch(() => false)
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'store unavailable' })
+  })
+
+  return {
+    app,
+    store,
+    endpoints,
+    async close() {
+      for (const endpoint of endpoints.values()) endpoint.close()
+      await app.close()
+      if (options.store === undefined) await store.close()
+    },
+  }
+}
+
+/** Builds the gateway and listens; `url` is the base URL actually bound (port 0 picks a free port). */
+export async function startGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway & { url: string }> {
+  const gateway = await buildGateway(config, options)
+  await gateway.app.listen({ host: config.listen.host, port: config.listen.port })
+  const address = gateway.app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : config.listen.port
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host
+  return Object.assign(gateway, { url: `http://${host}:${port}` })
+}

@@ -1,0 +1,170 @@
+/**
+ * The one-process store: sessions, event logs and the bus in this worker's memory.
+ * The default for `workers: 1`. Records are held and returned as they are (no copies), so the hot
+ * path's `get` costs a Map lookup.
+ */
+import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
+import { applyChange } from './session-change.ts'
+import { eventId, parseEventId } from './store.ts'
+
+interface Entry {
+  record: SessionRecord
+  idleTtlMs: number
+  lastSeen: number
+  nextSeq: number
+  events: LoggedEvent[]
+}
+
+interface LoggedEvent extends StoredEvent {
+  readonly stream: string
+  readonly seq: number
+  readonly at: number
+}
+
+export interface MemoryStoreOptions {
+  /** Most events kept per session for replay. */
+  eventCapacity: number
+  /** Seconds an event stays replayable. */
+  cacheTtl: number
+  /** Milliseconds between sweeps of expired sessions. */
+  sweepIntervalMs?: number
+}
+
+/** In-process listeners keyed by channel; publish delivers on the next microtask, as a remote bus would. */
+export class MemoryBus implements Bus {
+  readonly #listeners = new Map<string, Set<(message: BusMessage) => void>>()
+
+  async publish(channel: string, message: BusMessage): Promise<void> {
+    const listeners = this.#listeners.get(channel)
+    if (listeners === undefined) return
+    for (const listener of listeners) listener(message)
+  }
+
+  subscribe(channel: string, listener: (message: BusMessage) => void): () => void {
+    let listeners = this.#listeners.get(channel)
+    if (listeners === undefined) this.#listeners.set(channel, (listeners = new Set()))
+    listeners.add(listener)
+    return () => {
+      listeners.delete(listener)
+      if (listeners.size === 0) this.#listeners.delete(channel)
+    }
+  }
+}
+
+export class MemoryStore implements SessionStore {
+  readonly bus = new MemoryBus()
+  readonly #sessions = new Map<string, Entry>()
+  readonly #byRoute = new Map<string, Set<string>>()
+  readonly #eventCapacity: number
+  readonly #eventTtlMs: number
+  readonly #sweeper: NodeJS.Timeout
+
+  constructor(options: MemoryStoreOptions) {
+    this.#eventCapacity = options.eventCapacity
+    this.#eventTtlMs = options.cacheTtl * 1000
+    this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 5000)
+    this.#sweeper.unref()
+  }
+
+  async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
+    if (this.#live(record.id) !== undefined) throw new Error(`session ${record.id} already exists`)
+    this.#sessions.set(record.id, { record, idleTtlMs, lastSeen: Date.now(), nextSeq: 1, events: [] })
+    let ids = this.#byRoute.get(record.route)
+    if (ids === undefined) this.#byRoute.set(record.route, (ids = new Set()))
+    ids.add(record.id)
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    return this.#live(id)?.record
+  }
+
+  async update(id: string, change: SessionChange): Promise<SessionRecord | undefined> {
+    const entry = this.#live(id)
+    if (entry === undefined) return undefined
+    applyChange(entry.record, change)
+    return entry.record
+  }
+
+  touch(id: string): void {
+    const entry = this.#sessions.get(id)
+    if (entry !== undefined) entry.lastSeen = Date.now()
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const entry = this.#sessions.get(id)
+    if (entry === undefined) return false
+    this.#remove(entry)
+    return true
+  }
+
+  async count(route: string): Promise<number> {
+    return this.#byRoute.get(route)?.size ?? 0
+  }
+
+  async sessionIds(route: string): Promise<string[]> {
+    const ids = this.#byRoute.get(route)
+    return ids === undefined ? [] : [...ids].filter((id) => this.#live(id) !== undefined)
+  }
+
+  async append(sessionId: string, stream: string, data: string): Promise<string> {
+    const entry = this.#live(sessionId)
+    const seq = entry === undefined ? 0 : entry.nextSeq++
+    const id = eventId(stream, seq)
+    if (entry === undefined) return id
+    const now = Date.now()
+    entry.events.push({ id, data, stream, seq, at: now })
+    this.#trim(entry, now)
+    return id
+  }
+
+  async replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined> {
+    const after = parseEventId(afterId)
+    const entry = this.#live(sessionId)
+    if (after === undefined || entry === undefined || after.seq >= entry.nextSeq) return undefined
+    this.#trim(entry, Date.now())
+    const events: StoredEvent[] = []
+    for (const event of entry.events) {
+      if (event.stream === after.stream && event.seq > after.seq) events.push({ id: event.id, data: event.data })
+    }
+    return { stream: after.stream, events }
+  }
+
+  async ready(): Promise<boolean> {
+    return true
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper)
+    this.#sessions.clear()
+    this.#byRoute.clear()
+  }
+
+  #live(id: string): Entry | undefined {
+    const entry = this.#sessions.get(id)
+    if (entry === undefined) return undefined
+    if (Date.now() - entry.lastSeen > entry.idleTtlMs) {
+      this.#remove(entry)
+      return undefined
+    }
+    return entry
+  }
+
+  #remove(entry: Entry): void {
+    this.#sessions.delete(entry.record.id)
+    const ids = this.#byRoute.get(entry.record.route)
+    ids?.delete(entry.record.id)
+    if (ids?.size === 0) this.#byRoute.delete(entry.record.route)
+  }
+
+  /** Drops events beyond the capacity or older than the cache TTL (oldest first, so a prefix). */
+  #trim(entry: Entry, now: number): void {
+    const events = entry.events
+    let drop = Math.max(0, events.length - this.#eventCapacity)
+    while (drop < events.length && now - events[drop]!.at > this.#eventTtlMs) drop++
+    if (drop > 0) events.splice(0, drop)
+  }
+
+  #sweep(): void {
+    for (const id of this.#sessions.keys()) this.#live(id)
+  }
+}

@@ -1,0 +1,21 @@
+/** How a `SessionChange` alters a record; shared by every backend so they agree on the result. */
+import type { SessionChange, SessionRecord } from './store.ts'
+
+/** Applies `change` to `record` in place. */
+export function applyChange(record: SessionRecord, change: SessionChange): void {
+  if ('initialized' in change) record.initialized = true
+  else if ('logLevel' in change) record.logLevel = change.logLevel
+  else if ('subscribe' in change) addOnce(record.subscriptions, change.subscribe)
+  else if ('unsubscribe' in change) removeAll(record.subscriptions, change.unsubscribe)
+  else if ('hide' in change) addOnce(record.hidden, change.hide)
+  else if ('show' in change) removeAll(record.hidden, change.show)
+}
+
+function addOnce(list: string[], value: string): void {
+  if (!list.includes(value)) list.push(value)
+}
+
+function removeAll(list: string[], value: string): void {
+  const index = list.indexOf(value)
+  if (index >= 0) list.splice(index, 1)
+}

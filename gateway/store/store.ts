@@ -1,0 +1,95 @@
+/**
+ * The session store: what every worker must agree on about a session, plus the event log for SSE
+ * replay and the bus between workers. `memory.ts` is the one-process backend; the cluster-primary and
+ * Redis backends implement the same interface and run the same contract tests.
+ *
+ * Only data lives here. What a worker holds for a session while serving it (open streams, requests
+ * in flight, server→client requests awaiting an answer) is local and lives in protocol/live-sessions.ts.
+ */
+import type { ClientCapabilities, Implementation, LogLevel } from '../protocol/mcp-types.ts'
+
+/** Everything a worker needs to serve any request of a session. Small: it is read on every request. */
+export interface SessionRecord {
+  readonly id: string
+  /** The location of the route that created it; a session id is only valid on its own route. */
+  readonly route: string
+  readonly protocolVersion: string
+  readonly clientInfo: Implementation | undefined
+  readonly clientCapabilities: ClientCapabilities
+  /** Who created the session (authentication fills it); another principal's request gets 404. */
+  readonly principal: string | undefined
+  readonly createdAt: number
+  initialized: boolean
+  /** Minimum level of `notifications/message`; undefined until the client sets one (then all pass). */
+  logLevel: LogLevel | undefined
+  /** Resource URIs the client subscribed to. */
+  subscriptions: string[]
+  /** Components disabled for this session only, as `kind:name` keys. */
+  hidden: string[]
+}
+
+/** A change to a session record; the store applies it atomically and tells every worker. */
+export type SessionChange =
+  | { initialized: true }
+  | { logLevel: LogLevel }
+  | { subscribe: string }
+  | { unsubscribe: string }
+  | { hide: string }
+  | { show: string }
+
+/** One SSE event kept for replay. */
+export interface StoredEvent {
+  readonly id: string
+  readonly data: string
+}
+
+/** A message between workers; `type` says what it carries, the rest is the payload. */
+export interface BusMessage {
+  type: string
+  [key: string]: unknown
+}
+
+export interface Bus {
+  publish(channel: string, message: BusMessage): Promise<void>
+  /** Returns a function that stops the subscription. */
+  subscribe(channel: string, listener: (message: BusMessage) => void): () => void
+}
+
+export interface SessionStore {
+  /** Adds a session that expires after `idleTtlMs` without a touch; rejects when the id exists. */
+  create(record: SessionRecord, idleTtlMs: number): Promise<void>
+  /** The session, or undefined when unknown or expired. The hot path's only store call. */
+  get(id: string): Promise<SessionRecord | undefined>
+  /** Applies a change and returns the new record (undefined when the session is gone). */
+  update(id: string, change: SessionChange): Promise<SessionRecord | undefined>
+  /** Pushes the idle expiry back; backends coalesce these, so calling it per request is cheap. */
+  touch(id: string): void
+  /** Ends a session and drops its event log; false when it did not exist. */
+  delete(id: string): Promise<boolean>
+  /** Live sessions of a route (for max_sessions). */
+  count(route: string): Promise<number>
+  /** Ids of the route's live sessions (for list_changed and route-wide logs). */
+  sessionIds(route: string): Promise<string[]>
+  /** Appends an event to a stream's log and returns its id, unique within the session and naming the stream. */
+  append(sessionId: string, stream: string, data: string): Promise<string>
+  /** Events of the stream `afterId` belongs to that came after it, in order; undefined when `afterId` is unknown. */
+  replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined>
+  readonly bus: Bus
+  /** Reports whether the store can serve requests (for /readyz). */
+  ready(): Promise<boolean>
+  close(): Promise<void>
+}
+
+/** Event ids are `<stream>/<seq>`: the stream they belong to is readable from the id alone. */
+export function eventId(stream: string, seq: number): string {
+  return `${stream}/${seq}`
+}
+
+/** The stream and sequence number an event id names, or undefined for a malformed id. */
+export function parseEventId(id: string): { stream: string; seq: number } | undefined {
+  const slash = id.lastIndexOf('/')
+  if (slash <= 0) return undefined
+  const seq = Number(id.slice(slash + 1))
+  if (!Number.isSafeInteger(seq) || seq < 0) return undefined
+  return { stream: id.slice(0, slash), seq }
+}

@@ -1,0 +1,98 @@
+/**
+ * The `RequestSink` of one POSTed request: a JSON response when the request sends nothing before its
+ * result (the hot path: one write, no store call), an SSE stream as soon as it sends anything else
+ * (progress, logs, server→client requests). A streaming exchange registers its channel so a client
+ * that lost the connection can resume it with GET + Last-Event-ID.
+ */
+import type { FastifyReply } from 'fastify'
+import type { JsonRpcMessage, JsonRpcResponse } from '../protocol/jsonrpc.ts'
+import type { RequestSink } from '../protocol/sink.ts'
+import type { SessionStore } from '../store/store.ts'
+import { SseChannel, sseHeaders } from './sse.ts'
+
+/** Streams this worker is producing, by session and stream id, for resumption. */
+export type OpenStreams = Map<string, SseChannel>
+
+const streamTag = Math.random().toString(36).slice(2, 6)
+let streamSeq = 0
+
+export interface ExchangeOptions {
+  store: SessionStore
+  resumable: boolean
+  openStreams: OpenStreams
+  /** Called once when the exchange ends, with the HTTP status it answered. */
+  done: (status: number) => void
+}
+
+const enum State { Pending, Streaming, Done }
+
+export class PostExchange implements RequestSink {
+  #state = State.Pending
+  #channel: SseChannel | undefined
+  readonly #reply: FastifyReply
+  readonly #sessionId: string
+  readonly #options: ExchangeOptions
+
+  constructor(reply: FastifyReply, sessionId: string, options: ExchangeOptions) {
+    this.#reply = reply
+    this.#sessionId = sessionId
+    this.#options = options
+  }
+
+  send(message: JsonRpcMessage): void {
+    if (this.#state === State.Done) return
+    this.#stream().send(JSON.stringify(message))
+  }
+
+  respond(message: JsonRpcResponse): void {
+    if (this.#state === State.Done) return
+    if (this.#state === State.Pending) {
+      this.#state = State.Done
+      this.#reply.code(200).header('content-type', 'application/json').send(JSON.stringify(message))
+      this.#options.done(200)
+      return
+    }
+    this.#channel!.send(JSON.stringify(message))
+    this.#finish()
+  }
+
+  abandon(): void {
+    if (this.#state === State.Done) return
+    if (this.#state === State.Pending) {
+      // Cancelled before anything was sent: nothing follows, so say so plainly.
+      this.#state = State.Done
+      this.#reply.code(202).send()
+      this.#options.done(202)
+      return
+    }
+    this.#finish()
+  }
+
+  detach(retryMs: number): boolean {
+    if (!this.#options.resumable || this.#state === State.Done) return false
+    this.#stream().detach(retryMs)
+    return true
+  }
+
+  #stream(): SseChannel {
+    if (this.#channel !== undefined) return this.#channel
+    this.#state = State.Streaming
+    const streamId = `p${streamTag}${(++streamSeq).toString(36)}`
+    const channel = new SseChannel({ store: this.#options.store, sessionId: this.#sessionId, streamId, resumable: this.#options.resumable })
+    this.#channel = channel
+    this.#reply.hijack()
+    const raw = this.#reply.raw
+    raw.writeHead(200, sseHeaders(this.#sessionId))
+    channel.attach(raw)
+    channel.prime()
+    if (this.#options.resumable) this.#options.openStreams.set(`${this.#sessionId} ${streamId}`, channel)
+    return channel
+  }
+
+  #finish(): void {
+    this.#state = State.Done
+    const channel = this.#channel!
+    void channel.finish().then(() => this.#options.openStreams.delete(`${this.#sessionId} ${channel.streamId}`))
+    this.#options.done(200)
+  }
+}

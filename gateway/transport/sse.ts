@@ -1,0 +1,146 @@
+/**
+ * Server-Sent Events framing and one SSE channel: a logical stream of a session whose events may
+ * outlive the HTTP connection that carries them. With resumability each event is appended to the
+ * store's event log first and carries its id, so a client that lost the connection resumes with
+ * `GET` + `Last-Event-ID` and misses nothing; writes are chained so ids and bytes stay in order.
+ */
+import type { ServerResponse } from 'node:http'
+import type { SessionStore } from '../store/store.ts'
+
+/** Milliseconds a client should wait before reconnecting (sent in the priming event). */
+export const RECONNECT_DELAY_MS = 1000
+
+export function sseHeaders(sessionId: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  }
+  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId
+  return headers
+}
+
+/** One SSE event; `data` must be a single line (JSON.stringify output is). */
+export function sseEvent(data: string, id?: string, retryMs?: number): string {
+  let event = id === undefined ? '' : `id: ${id}\n`
+  if (retryMs !== undefined) event += `retry: ${retryMs}\n`
+  return `${event}data: ${data}\n\n`
+}
+
+export interface ChannelOptions {
+  store: SessionStore
+  sessionId: string
+  streamId: string
+  resumable: boolean
+}
+
+export class SseChannel {
+  readonly streamId: string
+  #connection: ServerResponse | undefined
+  #chain: Promise<void> = Promise.resolve()
+  #finished = false
+  readonly #options: ChannelOptions
+  #onDetach: (() => void) | undefined
+
+  constructor(options: ChannelOptions) {
+    this.#options = options
+    this.streamId = options.streamId
+  }
+
+  get finished(): boolean {
+    return this.#finished
+  }
+
+  /** Takes over `raw` (headers already written) and, when resumable, writes the priming event. */
+  attach(raw: ServerResponse, onDetach?: () => void): void {
+    this.#connection = raw
+    this.#onDetach = onDetach
+    raw.once('close', () => {
+      if (this.#connection === raw) this.#drop()
+    })
+  }
+
+  /** Writes the priming event: an id (so the client can resume) and the reconnect delay, no data. */
+  prime(): void {
+    if (!this.#options.resumable) return
+    this.#enqueue('', RECONNECT_DELAY_MS)
+  }
+
+  /**
+   * Takes over `raw` for a client resuming after `afterId`: waits for what is queued, then writes the
+   * logged events after that id and follows the stream live, so nothing is sent twice or skipped.
+   * Resolves to false when the log no longer knows `afterId`.
+   */
+  resume(raw: ServerResponse, afterId: string, onDetach?: () => void): Promise<boolean> {
+    const { store, sessionId } = this.#options
+    let found = false
+    this.#chain = this.#chain.then(async () => {
+      const missed = await store.replay(sessionId, afterId)
+      if (missed === undefined) return
+      found = true
+      this.attach(raw, onDetach)
+      for (const event of missed.events) if (event.data !== '') raw.write(sseEvent(event.data, event.id))
+      if (this.#finished) {
+        raw.end()
+        this.#connection = undefined
+      }
+    })
+    return this.#chain.then(() => found)
+  }
+
+  send(data: string): void {
+    if (this.#finished) return
+    this.#enqueue(data, undefined)
+  }
+
+  /** Ends the stream after what is queued; the connection closes too. */
+  finish(): Promise<void> {
+    this.#finished = true
+    return (this.#chain = this.#chain.then(() => {
+      this.#connection?.end()
+      this.#connection = undefined
+    }))
+  }
+
+  /** Closes the connection but not the stream: later events wait in the log for a resuming client. */
+  detach(retryMs: number): void {
+    this.#chain = this.#chain.then(() => {
+      this.#connection?.end(`retry: ${retryMs}\n\n`)
+      this.#drop()
+    })
+  }
+
+  /** Writes an SSE comment on the open connection (keep-alive for proxies and load balancers). */
+  comment(text: string): void {
+    this.#connection?.write(`: ${text}\n\n`)
+  }
+
+  #enqueue(data: string, retryMs: number | undefined): void {
+    const { store, sessionId, streamId, resumable } = this.#options
+    if (!resumable) {
+      this.#chain = this.#chain.then(() => {
+        this.#connection?.write(sseEvent(data))
+      })
+      return
+    }
+    this.#chain = this.#chain
+      .then(() => store.append(sessionId, streamId, data))
+      .then(
+        (id) => {
+          this.#connection?.write(sseEvent(data, id, retryMs))
+        },
+        () => {
+          // The log is unreachable: deliver live without an id rather than lose the event.
+          this.#connection?.write(sseEvent(data))
+        },
+      )
+  }
+
+  #drop(): void {
+    this.#connection = undefined
+    const onDetach = this.#onDetach
+    this.#onDetach = undefined
+    onDetach?.()
+  }
+}

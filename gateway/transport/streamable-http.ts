@@ -1,0 +1,200 @@
+/**
+ * The Streamable HTTP transport of one route (MCP 2025-11-25 §Transports): POST carries one
+ * JSON-RPC message, GET opens the session's standalone SSE stream (or resumes a stream with
+ * Last-Event-ID), DELETE ends the session. Checks run cheapest-first and in the order a client
+ * needs to learn what is wrong:
+ *
+ *   Origin/Host (403) → Accept (406) → Content-Type (415) → body size (413) → JSON (400 -32700)
+ *   → JSON-RPC shape (400 -32600) → session id (400 / 404) → MCP-Protocol-Version (400) → dispatch
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { OriginPolicy } from '../edge/origin-check.ts'
+import { McpError, RpcCode } from '../errors.ts'
+import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { SessionOutlet } from '../protocol/sink.ts'
+import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
+import { isSupportedVersion } from '../protocol/versions.ts'
+import type { SessionRecord } from '../store/store.ts'
+import { parseEventId } from '../store/store.ts'
+import { PostExchange, type OpenStreams } from './post-exchange.ts'
+import { SseChannel, sseHeaders } from './sse.ts'
+
+const STANDALONE_STREAM = 'g'
+const KEEPALIVE_MS = 25_000
+
+/** Sends a JSON-RPC error with an HTTP status; `id` is null when the request's id is unknown. */
+export function replyError(reply: FastifyReply, status: number, code: number, message: string, id: string | number | null = null, data?: unknown): FastifyReply {
+  return reply.code(status).header('content-type', 'application/json').send(JSON.stringify(errorMessage(id, code, message, data)))
+}
+
+function accepts(accept: string | undefined, type: string, family: string): boolean {
+  return accept !== undefined && (accept.includes(type) || accept.includes(`${family}/*`) || accept.includes('*/*'))
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint): void {
+  const { route, store, logger } = endpoint
+  const policy = new OriginPolicy(route.allowed_origins)
+  const openStreams: OpenStreams = new Map()
+
+  /** The session a request names, or a reply already sent explaining why there is none. */
+  async function sessionFor(request: FastifyRequest, reply: FastifyReply, id: string | number | null): Promise<SessionRecord | undefined> {
+    const sessionId = header(request, 'mcp-session-id')
+    if (sessionId === undefined) {
+      replyError(reply, 400, RpcCode.ServiceUnavailable, 'Bad Request: Mcp-Session-Id header is required (initialize first)', id)
+      return undefined
+    }
+    const record = await store.get(sessionId)
+    if (record === undefined || record.route !== route.location) {
+      replyError(reply, 404, -32001, 'Session not found: initialize a new session', id)
+      return undefined
+    }
+    const version = header(request, 'mcp-protocol-version')
+    if (version !== undefined && !isSupportedVersion(version)) {
+      replyError(reply, 400, RpcCode.ServiceUnavailable, `Bad Request: unsupported MCP-Protocol-Version ${version}`, id)
+      return undefined
+    }
+    store.touch(sessionId)
+    return record
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!policy.allows(request.headers.host, header(request, 'origin'))) {
+      return replyError(reply, 403, RpcCode.ServiceUnavailable, 'Forbidden: Origin or Host not allowed')
+    }
+    if (request.method === 'POST') {
+      if (!accepts(request.headers.accept, 'application/json', 'application') || !accepts(request.headers.accept, 'text/event-stream', 'text')) {
+        return replyError(reply, 406, RpcCode.ServiceUnavailable, 'Not Acceptable: Accept must list application/json and text/event-stream')
+      }
+      const type = request.headers['content-type']
+      if (type === undefined || !type.toLowerCase().startsWith('application/json')) {
+        return replyError(reply, 415, RpcCode.ServiceUnavailable, 'Unsupported Media Type: Content-Type must be application/json')
+      }
+    }
+  })
+
+  app.post(route.location, async (request, reply) => {
+    const started = performance.now()
+    let incoming
+    try {
+      incoming = classify(request.body)
+    } catch (error) {
+      const rpc = error as McpError
+      return replyError(reply, 400, rpc.code, rpc.message, idOf(request.body))
+    }
+    const message = incoming.message
+    const method = 'method' in message ? message.method : 'response'
+    const done = (status: number, sessionId: string | undefined): void => {
+      logger.info({ sessionId, method, status, ms: Math.round((performance.now() - started) * 100) / 100 }, 'mcp request')
+    }
+
+    if (incoming.kind === 'request' && incoming.message.method === 'initialize') {
+      try {
+        const { record, response } = await endpoint.initialize(incoming.message)
+        done(200, record.id)
+        return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
+      } catch (error) {
+        if (!(error instanceof McpError)) throw error
+        return replyError(reply, error.code === RpcCode.ServiceUnavailable ? 503 : 400, error.code, error.message, incoming.message.id)
+      }
+    }
+
+    const record = await sessionFor(request, reply, idOf(message))
+    if (record === undefined) return reply
+    if (incoming.kind === 'notification') {
+      await endpoint.handleNotification(record, incoming.message)
+      done(202, record.id)
+      return reply.code(202).send()
+    }
+    if (incoming.kind === 'response') {
+      endpoint.handleResponse(record, incoming.message)
+      done(202, record.id)
+      return reply.code(202).send()
+    }
+    const exchange = new PostExchange(reply, record.id, {
+      store,
+      resumable: route.resumability,
+      openStreams,
+      done: (status) => done(status, record.id),
+    })
+    await endpoint.handleRequest(record, incoming.message, exchange)
+    return reply
+  })
+
+  app.get(route.location, async (request, reply) => {
+    if (!accepts(request.headers.accept, 'text/event-stream', 'text')) {
+      return replyError(reply, 406, RpcCode.ServiceUnavailable, 'Not Acceptable: Accept must list text/event-stream')
+    }
+    const record = await sessionFor(request, reply, null)
+    if (record === undefined) return reply
+    const lastEventId = header(request, 'last-event-id')
+    if (lastEventId !== undefined && route.resumability) return resume(record, lastEventId, reply)
+
+    const channel = new SseChannel({ store, sessionId: record.id, streamId: STANDALONE_STREAM, resumable: route.resumability })
+    const outlet = standaloneOutlet(channel)
+    if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
+    reply.hijack()
+    reply.raw.writeHead(200, sseHeaders(record.id))
+    channel.attach(reply.raw, keepAlive(channel, () => endpoint.closeOutlet(record.id, outlet)))
+    channel.prime()
+    return reply
+  })
+
+  /** Replays what the client missed on the stream its last event id names, then follows it live. */
+  async function resume(record: SessionRecord, lastEventId: string, reply: FastifyReply): Promise<FastifyReply> {
+    const streamId = parseEventId(lastEventId)?.stream
+    if (streamId === undefined) return replyError(reply, 400, RpcCode.InvalidParams, `Malformed Last-Event-ID ${lastEventId}`)
+    let channel = openStreams.get(`${record.id} ${streamId}`)
+    let onDetach: (() => void) | undefined
+    if (streamId === STANDALONE_STREAM) {
+      channel = new SseChannel({ store, sessionId: record.id, streamId, resumable: true })
+      const outlet = standaloneOutlet(channel)
+      if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
+      onDetach = keepAlive(channel, () => endpoint.closeOutlet(record.id, outlet))
+    } else if (channel === undefined) {
+      // The stream ended (or lives on another worker): what the log holds is all there is.
+      channel = new SseChannel({ store, sessionId: record.id, streamId, resumable: true })
+      void channel.finish()
+    }
+    reply.hijack()
+    reply.raw.writeHead(200, sseHeaders(record.id))
+    if (!(await channel.resume(reply.raw, lastEventId, onDetach))) {
+      reply.raw.end()
+      onDetach?.()
+    }
+    return reply
+  }
+
+  function standaloneOutlet(channel: SseChannel): SessionOutlet {
+    return { send: (message) => channel.send(JSON.stringify(message)), close: () => void channel.finish() }
+  }
+
+  function conflict(reply: FastifyReply): FastifyReply {
+    return replyError(reply, 409, RpcCode.ServiceUnavailable, 'Conflict: this session already has a standalone SSE stream open')
+  }
+
+  /** Starts keep-alive comments on a standalone stream; the returned function stops them and runs `onClose`. */
+  function keepAlive(channel: SseChannel, onClose: () => void): () => void {
+    const timer = setInterval(() => channel.comment('keepalive'), KEEPALIVE_MS)
+    timer.unref()
+    return () => {
+      clearInterval(timer)
+      onClose()
+    }
+  }
+
+  app.delete(route.location, async (request, reply) => {
+    const record = await sessionFor(request, reply, null)
+    if (record === undefined) return reply
+    await endpoint.deleteSession(record.id)
+    for (const [key, channel] of openStreams) {
+      if (key.startsWith(`${record.id} `)) void channel.finish()
+    }
+    logger.info({ sessionId: record.id, method: 'DELETE', status: 200 }, 'session deleted')
+    return reply.code(200).send()
+  })
+}
