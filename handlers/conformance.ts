@@ -144,10 +144,13 @@ export default defineHandler((mcp, server) => {
       { description: 'Elicits every enum form of SEP-1330', inputSchema: NO_ARGS },
     ),
 
-    // The gateway closes the POST stream mid-call; the result arrives after the client reconnects.
+    // SSE polling (SEP-1699): close the POST stream mid-call; the result reaches the client after it
+    // reconnects with Last-Event-ID.
     mcp.tool(
       'test_reconnection',
       async (_args, ctx) => {
+        await pause(50, ctx)
+        ctx.closeStream()
         await pause(300, ctx)
         return 'Reconnection test completed successfully'
       },

@@ -13,7 +13,7 @@
  *
  * A mapping member is located at its key (that is where a reader looks), a sequence item at the
  * item. Nodes reached only through an alias or a merge key have no entry of their own; they are
- * located at their nearest indexed ancestor.
+ * located at the `<<` that merged them in, or else at their nearest indexed ancestor.
  */
 import {
   CORE_SCHEMA, EVENT_ID, SCALAR_STYLE, YAMLException, constructFromEvents, getScalarValue, mergeTag, parseEvents,
@@ -56,10 +56,14 @@ export function parseYaml(text: string, file: string): YamlSource {
   return {
     doc: docs[0],
     locate(pointer) {
-      for (let p = pointer; ; p = p.slice(0, p.lastIndexOf('/'))) {
+      for (let p = pointer; ; ) {
         const offset = offsets.get(p)
         if (offset !== undefined) return toPosition(offset, lines)
         if (p === '') return undefined
+        p = p.slice(0, p.lastIndexOf('/'))
+        // A key the parent got from `<<: *defaults` is best shown at that `<<`.
+        const merged = offsets.get(`${p}/<<`)
+        if (merged !== undefined) return toPosition(merged, lines)
       }
     },
   }

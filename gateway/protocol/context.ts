@@ -73,4 +73,10 @@ export interface RequestContext {
   listRoots(options?: ClientRequestOptions): Promise<Root[]>
   /** Pings the client. */
   ping(options?: ClientRequestOptions): Promise<void>
+  /**
+   * Closes the request's SSE connection without ending the request (SSE polling, SEP-1699): the client
+   * reconnects after `retryMs` with Last-Event-ID and receives what followed. False when the route has
+   * no resumability.
+   */
+  closeStream(retryMs?: number): boolean
 }

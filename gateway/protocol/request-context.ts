@@ -20,6 +20,9 @@ import type {
 } from './mcp-types.ts'
 import { LOG_LEVELS } from './mcp-types.ts'
 import type { RequestSink } from './sink.ts'
+
+/** Default reconnect delay a closed stream asks the client to wait, in milliseconds. */
+const RECONNECT_DELAY_MS = 1000
 import type { SessionRecord } from '../store/store.ts'
 
 /** What a context needs from the endpoint that created it. */
@@ -145,6 +148,10 @@ export class HandlerRequestContext implements RequestContext, InFlight {
 
   async ping(options?: ClientRequestOptions): Promise<void> {
     await this.#ask('ping', undefined, options)
+  }
+
+  closeStream(retryMs = RECONNECT_DELAY_MS): boolean {
+    return this.#cancelReason === undefined && this.#sink.detach(retryMs)
   }
 
   /** Sends a server→client request on this request's stream and waits for the client's answer. */

@@ -91,11 +91,11 @@ t.test('the conformance 2020-12 schema registers, validates and is listed verbat
 t.test('draft-07 and dialect-less schemas work, vendor keywords are ignored, shared $id does not clash', async (t) => {
   const registry = new Registry(noPages)
   const plain = { type: 'object', properties: { message: { type: 'string', 'x-mcp-header': 'Message' } }, required: ['message'] }
-  const draft07 = { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:same', type: 'object', properties: { n: { type: 'integer' } } }
+  const draft07 = { $schema: 'http://json-schema.org/draft-07/schema#', $id: 'urn:example:same', type: 'object', properties: { n: { type: 'integer' } } }
   registry.register(
     mcp.tool('plain', text, { inputSchema: plain }),
     mcp.tool('draft07', text, { inputSchema: draft07 }),
-    mcp.tool('same-id', text, { inputSchema: { $id: 'urn:same', type: 'object' }, outputSchema: { $id: 'urn:same', type: 'object' } }),
+    mcp.tool('same-id', text, { inputSchema: { $id: 'urn:example:same', type: 'object' }, outputSchema: { $id: 'urn:example:same', type: 'object' } }),
     mcp.tool('format', text, { inputSchema: { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } } }),
   )
   registry.register(mcp.tool('draft07', text, { inputSchema: { ...draft07 } }))

@@ -1,0 +1,128 @@
+import t from 'tap'
+import { McpError, RpcCode } from '../../gateway/errors.ts'
+import { mcp, ToolError, type ToolCallback, type ToolOptions } from '../../gateway/registry/components.ts'
+import { callTool } from '../../gateway/registry/invoke.ts'
+import { Registry } from '../../gateway/registry/registry.ts'
+import { fakeContext } from './fake-context.ts'
+
+const messageSchema = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] }
+
+function entryOf(callback: ToolCallback, options: ToolOptions = {}) {
+  const registry = new Registry({ pagination: { tools: 0, prompts: 0, resources: 0 } })
+  registry.register(mcp.tool('t', callback, options))
+  return registry.tool('t')!
+}
+
+async function call(callback: ToolCallback, args: unknown = {}, options: ToolOptions = {}) {
+  return callTool(entryOf(callback, options), args, fakeContext())
+}
+
+t.test('return-value shortcuts', async (t) => {
+  t.same(await call(() => 'hello'), { content: [{ type: 'text', text: 'hello' }] }, 'string → one text block')
+  const blocks = [
+    { type: 'text' as const, text: 'a' },
+    { type: 'image' as const, data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+  ]
+  t.same(await call(() => blocks), { content: blocks }, 'array → content')
+  const full = { content: [{ type: 'text' as const, text: 'r' }], structuredContent: { a: 1 }, _meta: { m: true } }
+  t.equal(await call(() => full), full, 'an object with content is passed through as is')
+  t.same(await call(() => ({ temperature: 21, unit: 'C' })), {
+    content: [{ type: 'text', text: '{"temperature":21,"unit":"C"}' }],
+    structuredContent: { temperature: 21, unit: 'C' },
+  }, 'other object → structuredContent + JSON text')
+  t.same(await call(() => ({ isError: true, structuredContent: { code: 7 } }) as never), {
+    isError: true,
+    structuredContent: { code: 7 },
+    content: [{ type: 'text', text: '{"code":7}' }],
+  }, 'an isError object without content gets the JSON as text')
+  t.same(await call(async () => undefined as never), { content: [] }, 'undefined → no content')
+  t.match(await call(() => 42 as never), { isError: true, content: [{ type: 'text', text: /unsupported return value of type number/ }] })
+  const circular: Record<string, unknown> = {}
+  circular.self = circular
+  t.match(await call(() => circular as never), { isError: true, content: [{ text: /Tool returned an invalid result/ }] })
+})
+
+t.test('arguments: validated by the compiled schema, missing means {}', async (t) => {
+  let received: unknown
+  const echo: ToolCallback = (args) => {
+    received = args
+    return `Tool echo: ${String(args.message)}`
+  }
+  t.same(await call(echo, { message: 'hi' }, { inputSchema: messageSchema }), { content: [{ type: 'text', text: 'Tool echo: hi' }] })
+  t.same(await call(echo, { message: 3 }, { inputSchema: messageSchema }), {
+    content: [{ type: 'text', text: 'Invalid arguments: /message must be string' }],
+    isError: true,
+  })
+  t.same(await call(echo, undefined, { inputSchema: messageSchema }), {
+    content: [{ type: 'text', text: "Invalid arguments: must have required property 'message'" }],
+    isError: true,
+  })
+  t.match(await call(echo, { message: 'a', extra: 1 }, { inputSchema: { ...messageSchema, additionalProperties: false } }), {
+    isError: true,
+    content: [{ text: "Invalid arguments: must NOT have additional properties ('extra')" }],
+  })
+  t.match(await call(echo, [1], {}), { isError: true, content: [{ text: 'Invalid arguments: must be object' }] }, 'default schema wants an object')
+  received = 'untouched'
+  await call(echo, undefined)
+  t.same(received, {}, 'no arguments field → {}')
+})
+
+t.test('outputSchema: structured content is checked', async (t) => {
+  const outputSchema = { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }
+  t.same(await call(() => ({ n: 1 }), {}, { outputSchema }), { content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } })
+  t.same(await call(() => ({ n: 'one' }), {}, { outputSchema }), {
+    content: [{ type: 'text', text: 'Tool output did not match its outputSchema: /n must be number' }],
+    isError: true,
+  })
+  t.match(await call(() => ({ content: [], structuredContent: {} }), {}, { outputSchema }), {
+    isError: true,
+    content: [{ text: "Tool output did not match its outputSchema: must have required property 'n'" }],
+  })
+  t.match(await call(() => 'plain text', {}, { outputSchema }), { isError: true, content: [{ text: /no structuredContent/ }] })
+  const failure = { content: [{ type: 'text' as const, text: 'failed' }], isError: true }
+  t.equal(await call(() => failure, {}, { outputSchema }), failure, 'an error result is not checked against the schema')
+})
+
+t.test('thrown errors become isError results', async (t) => {
+  t.same(await call(() => {
+    throw new ToolError('quota exceeded')
+  }), { content: [{ type: 'text', text: 'quota exceeded' }], isError: true })
+  const content = [{ type: 'text' as const, text: 'custom' }]
+  t.same(await call(() => {
+    throw new ToolError('ignored', { content, structuredContent: { retryAfter: 3 } })
+  }), { content, isError: true, structuredContent: { retryAfter: 3 } })
+  const plain = await call(async () => {
+    throw new TypeError('boom')
+  })
+  t.same(plain, { content: [{ type: 'text', text: 'boom' }], isError: true })
+  t.notMatch(JSON.stringify(plain), /at .*\.ts/, 'no stack')
+  t.same(await call(() => {
+    throw 'a string'
+  }), { content: [{ type: 'text', text: 'a string' }], isError: true })
+  t.same(await call(() => {
+    throw new Error('')
+  }), { content: [{ type: 'text', text: 'Error' }], isError: true }, 'never empty text')
+})
+
+t.test('McpError and cancellation propagate', async (t) => {
+  const protocolError = new McpError(RpcCode.InvalidParams, 'nope')
+  await t.rejects(call(() => {
+    throw protocolError
+  }), protocolError)
+  const controller = new AbortController()
+  const entry = entryOf(async (_args, ctx) => {
+    controller.abort()
+    throw ctx.signal.reason
+  })
+  await t.rejects(callTool(entry, {}, fakeContext(controller)), { name: 'AbortError' })
+})
+
+t.test('the callback gets the context', async (t) => {
+  const ctx = fakeContext()
+  let seen: unknown
+  await callTool(entryOf((_args, c) => {
+    seen = c
+    return ''
+  }), {}, ctx)
+  t.equal(seen, ctx)
+})
