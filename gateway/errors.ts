@@ -53,6 +53,7 @@ export const EdgeCode = {
   MCP_EDGE_STORE_UNAVAILABLE: 503,
   MCP_EDGE_CLIENT_CAPABILITY_MISSING: 400,
   MCP_EDGE_CLIENT_TIMEOUT: 504,
+  MCP_EDGE_REQUEST_CANCELLED: 499,
 } as const
 export type EdgeCodeName = keyof typeof EdgeCode
 

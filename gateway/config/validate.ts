@@ -68,7 +68,9 @@ function retype(doc: unknown, errors: readonly ErrorObject[], coercible: Readonl
 
 function valueAt(doc: unknown, path: DocPath): unknown {
   let node = doc
-  for (const seg of path) node = Array.isArray(node) || isRecord(node) ? (node as Record<string | number, unknown>)[seg] : undefined
+  for (const seg of path) {
+    node = Array.isArray(node) || isRecord(node) ? (node as Record<string | number, unknown>)[seg] : undefined
+  }
   return node
 }
 
@@ -125,7 +127,8 @@ function expectation(keyword: string, p: Record<string, unknown>): string {
 }
 
 const TYPE_WORDS: Record<string, string> = {
-  object: 'a mapping', array: 'a list', string: 'a string', number: 'a number', integer: 'an integer', boolean: 'true or false', null: 'null',
+  object: 'a mapping', array: 'a list', string: 'a string', number: 'a number', integer: 'an integer',
+  boolean: 'true or false', null: 'null',
 }
 
 function describeError(e: ErrorObject, doc: unknown): FoundProblem {
@@ -189,7 +192,10 @@ function duplicateLocations(doc: unknown): FoundProblem[] {
     if (!isRecord(route) || typeof route.location !== 'string') return
     const earlier = first.get(route.location)
     if (earlier === undefined) first.set(route.location, i)
-    else problems.push({ path: ['routes', i, 'location'], message: `duplicate location "${route.location}" (also routes[${earlier}])` })
+    else {
+      const message = `duplicate location "${route.location}" (also routes[${earlier}])`
+      problems.push({ path: ['routes', i, 'location'], message })
+    }
   })
   return problems
 }

@@ -84,7 +84,8 @@ type Frame =
   // `key` is undefined while the next node is a key, null when that key cannot be addressed.
   | { kind: 'mapping'; pointer: string | null; key: string | null | undefined; keyOffset: number }
   | { kind: 'sequence'; pointer: string | null; index: number }
-  // Inside a collection used as a mapping key; `depth` counts the collections still open.
+  // Inside a collection used as a mapping key; `depth` counts the collections still open. js-yaml's
+  // default mapping refuses such keys, but the walk must not depend on that to stay in step.
   | { kind: 'complex-key'; depth: number }
 
 /** Maps the JSON pointer of every node in the first document to the offset where it is written. */

@@ -45,7 +45,7 @@ export class McpEndpoint implements ContextHost {
     this.registry = registry
     this.store = store
     this.logger = logger
-    this.notifier = new Notifier(route.location, store, this.live, logger)
+    this.notifier = new Notifier(route.location, route.resumability, store, this.live, logger)
     this.readTimeoutMs = route.read_timeout * 1000
     this.idleTtlMs = route.longest_standby * 1000
     this.logging = route.capabilities.logging

@@ -13,6 +13,7 @@ import type { Logger } from 'pino'
 import type { Bus, BusMessage, SessionStore } from '../store/store.ts'
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from './jsonrpc.ts'
 import type { LiveSessions } from './live-sessions.ts'
+import { STANDALONE_STREAM } from './sink.ts'
 import type { LogLevel } from './mcp-types.ts'
 import { levelPasses } from './request-context.ts'
 
@@ -25,9 +26,11 @@ export class Notifier {
   readonly #live: LiveSessions
   readonly #logger: Logger
   readonly #unsubscribe: () => void
+  readonly #resumable: boolean
 
-  constructor(location: string, store: SessionStore, live: LiveSessions, logger: Logger) {
+  constructor(location: string, resumable: boolean, store: SessionStore, live: LiveSessions, logger: Logger) {
     this.#channel = `route:${location}`
+    this.#resumable = resumable
     this.#bus = store.bus
     this.#store = store
     this.#live = live
@@ -35,11 +38,30 @@ export class Notifier {
     this.#unsubscribe = this.#bus.subscribe(this.#channel, (message) => this.#fromBus(message))
   }
 
-  /** Sends a message on the session's standalone stream, wherever it is held; dropped when none is open. */
+  /**
+   * Sends a message on the session's standalone stream, wherever it is held. With resumability, a
+   * message for a stream this worker does not hold is logged here first, so it reaches a client that
+   * resumes later even when no worker holds the stream right now.
+   */
   notifySession(sessionId: string, message: JsonRpcMessage): void {
     const outlet = this.#live.get(sessionId)?.outlet
-    if (outlet !== undefined) outlet.send(message)
-    else this.#publish({ type: 'notify', session: sessionId, message })
+    if (outlet !== undefined) {
+      outlet.send(message)
+      return
+    }
+    if (!this.#resumable) {
+      this.#publish({ type: 'notify', session: sessionId, message })
+      return
+    }
+    const data = JSON.stringify(message)
+    this.#store.append(sessionId, STANDALONE_STREAM, data).then(
+      (eventId) => {
+        const opened = this.#live.get(sessionId)?.outlet
+        if (opened !== undefined) opened.sendLogged(data, eventId)
+        else this.#publish({ type: 'logged', session: sessionId, data, eventId })
+      },
+      (error: unknown) => this.#logger.warn({ err: error, sessionId }, 'cannot log a standalone-stream event'),
+    )
   }
 
   /** Sends a message to every open standalone stream of the route, on every worker. */
@@ -110,6 +132,9 @@ export class Notifier {
     switch (message.type) {
       case 'notify':
         this.#live.get(sessionId)?.outlet?.send(message.message as JsonRpcMessage)
+        break
+      case 'logged':
+        this.#live.get(sessionId)?.outlet?.sendLogged(message.data as string, message.eventId as string)
         break
       case 'route':
         void this.#deliverToRoute(message.message as JsonRpcMessage, message.level as LogLevel | undefined)

@@ -3,7 +3,7 @@
  * created when a handler reads `signal`, and nothing is registered beyond the in-flight entry that
  * lets notifications/cancelled find the request.
  */
-import { McpError, RpcCode } from '../errors.ts'
+import { EdgeError } from '../errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from './context.ts'
 import type { JsonRpcMessage, RequestId } from './jsonrpc.ts'
 import { notification } from './jsonrpc.ts'
@@ -156,7 +156,7 @@ export class HandlerRequestContext implements RequestContext, InFlight {
 
   /** Sends a server→client request on this request's stream and waits for the client's answer. */
   #ask(method: string, params: JsonObject | undefined, options: ClientRequestOptions = {}): Promise<unknown> {
-    if (this.#cancelReason !== undefined) return Promise.reject(new McpError(RpcCode.RequestCancelled, 'Request cancelled'))
+    if (this.#cancelReason !== undefined) return Promise.reject(new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'))
     const id = this.#host.nextClientRequestId()
     const timeoutMs = options.timeoutMs ?? this.#host.readTimeoutMs
     const onProgress = options.onProgress
@@ -176,16 +176,16 @@ export class HandlerRequestContext implements RequestContext, InFlight {
         sink.send(notification('notifications/cancelled', { requestId: id, reason }))
         reject(error)
       }
-      const onAbort = (): void => giveUp('the request that asked was cancelled', new McpError(RpcCode.RequestCancelled, 'Request cancelled'))
+      const onAbort = (): void => giveUp('the request that asked was cancelled', new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'))
       const timer = setTimeout(
-        () => giveUp('timed out', new McpError(RpcCode.RequestTimeout, `The client did not answer ${method} within ${timeoutMs} ms`)),
+        () => giveUp('timed out', new EdgeError('MCP_EDGE_CLIENT_TIMEOUT', `The client did not answer ${method} within ${timeoutMs} ms`)),
         timeoutMs,
       )
       awaiting.set(id, {
         resolve: (result) => { settle(); resolve(result) },
         reject: (error) => { settle(); reject(error) },
         progress: (progress, total, message) => {
-          if (onProgress?.(progress, total, message) === false) giveUp('cancelled by the server', new McpError(RpcCode.RequestCancelled, `${method} cancelled`))
+          if (onProgress?.(progress, total, message) === false) giveUp('cancelled by the server', new EdgeError('MCP_EDGE_REQUEST_CANCELLED', `${method} cancelled`))
         },
       })
       this.signal.addEventListener('abort', onAbort, { once: true })
@@ -194,6 +194,7 @@ export class HandlerRequestContext implements RequestContext, InFlight {
   }
 }
 
-function missingCapability(capability: string): McpError {
-  return new McpError(RpcCode.InvalidRequest, `The client did not declare the ${capability} capability`)
+// Local errors, not McpError: an uncaught one in a tool becomes an isError result the model can read.
+function missingCapability(capability: string): EdgeError {
+  return new EdgeError('MCP_EDGE_CLIENT_CAPABILITY_MISSING', `The client did not declare the ${capability} capability`)
 }

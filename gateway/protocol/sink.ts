@@ -19,8 +19,14 @@ export interface RequestSink {
   detach(retryMs: number): boolean
 }
 
+/** The stream name of a session's standalone stream in the event log. */
+export const STANDALONE_STREAM = 'g'
+
 /** Where the messages of a session that belong to no request go (the HTTP GET stream, a WebSocket). */
 export interface SessionOutlet {
+  /** Sends a message, logging it for replay first when the transport resumes. */
   send(message: JsonRpcMessage): void
+  /** Sends a message already in the event log under `eventId` (logged by whoever produced it). */
+  sendLogged(data: string, eventId: string): void
   close(): void
 }

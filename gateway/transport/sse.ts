@@ -70,15 +70,17 @@ export class SseChannel {
   /**
    * Takes over `raw` for a client resuming after `afterId`: waits for what is queued, then writes the
    * logged events after that id and follows the stream live, so nothing is sent twice or skipped.
-   * Resolves to false when the log no longer knows `afterId`.
+   * `open` writes the response head once the id is known; resolves to false (nothing written) when the
+   * log no longer knows `afterId`.
    */
-  resume(raw: ServerResponse, afterId: string, onDetach?: () => void): Promise<boolean> {
+  resume(raw: ServerResponse, afterId: string, open: () => void, onDetach?: () => void): Promise<boolean> {
     const { store, sessionId } = this.#options
     let found = false
     this.#chain = this.#chain.then(async () => {
       const missed = await store.replay(sessionId, afterId)
       if (missed === undefined) return
       found = true
+      open()
       this.attach(raw, onDetach)
       for (const event of missed.events) if (event.data !== '') raw.write(sseEvent(event.data, event.id))
       if (this.#finished) {
@@ -92,6 +94,14 @@ export class SseChannel {
   send(data: string): void {
     if (this.#finished) return
     this.#enqueue(data, undefined)
+  }
+
+  /** Writes an event that is already in the log under `id`. */
+  sendLogged(data: string, id: string): void {
+    if (this.#finished) return
+    this.#chain = this.#chain.then(() => {
+      this.#connection?.write(sseEvent(data, id))
+    })
   }
 
   /** Ends the stream after what is queued; the connection closes too. */

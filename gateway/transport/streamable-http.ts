@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OriginPolicy } from '../edge/origin-check.ts'
 import { McpError, RpcCode } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import type { SessionOutlet } from '../protocol/sink.ts'
+import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
 import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
 import { isSupportedVersion } from '../protocol/versions.ts'
 import type { SessionRecord } from '../store/store.ts'
@@ -19,7 +19,6 @@ import { parseEventId } from '../store/store.ts'
 import { PostExchange, type OpenStreams } from './post-exchange.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
 
-const STANDALONE_STREAM = 'g'
 const KEEPALIVE_MS = 25_000
 
 /** Sends a JSON-RPC error with an HTTP status; `id` is null when the request's id is unknown. */
@@ -161,16 +160,21 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       void channel.finish()
     }
     reply.hijack()
-    reply.raw.writeHead(200, sseHeaders(record.id))
-    if (!(await channel.resume(reply.raw, lastEventId, onDetach))) {
-      reply.raw.end()
+    const raw = reply.raw
+    if (!(await channel.resume(raw, lastEventId, () => raw.writeHead(200, sseHeaders(record.id)), onDetach))) {
       onDetach?.()
+      const body = JSON.stringify(errorMessage(null, RpcCode.InvalidParams, `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`))
+      raw.writeHead(404, { 'content-type': 'application/json' }).end(body)
     }
     return reply
   }
 
   function standaloneOutlet(channel: SseChannel): SessionOutlet {
-    return { send: (message) => channel.send(JSON.stringify(message)), close: () => void channel.finish() }
+    return {
+      send: (message) => channel.send(JSON.stringify(message)),
+      sendLogged: (data, eventId) => channel.sendLogged(data, eventId),
+      close: () => void channel.finish(),
+    }
   }
 
   function conflict(reply: FastifyReply): FastifyReply {

@@ -89,7 +89,13 @@ t.test('missing required keys point at the parent', async (t) => {
 })
 
 t.test('duplicate route location points at the second one', async (t) => {
-  const { problems } = await problemsOf(t, `${route()}  - location: /other\n    handler: b.ts\n    server: { name: b, version: '1' }\n  - handler: c.ts\n    location: /mcp\n    server: { name: c, version: '1' }\n`)
+  const { problems } = await problemsOf(t, `${route()}  - location: /other
+    handler: b.ts
+    server: { name: b, version: '1' }
+  - handler: c.ts
+    location: /mcp
+    server: { name: c, version: '1' }
+`)
   t.same(problems.map((p) => [p.line, p.column, p.path, p.message]), [[9, 5, 'routes[2].location', 'duplicate location "/mcp" (also routes[0])']])
 })
 
@@ -107,7 +113,11 @@ t.test('bad enum in transports points at the item', async (t) => {
 })
 
 t.test('duplicate and empty transports', async (t) => {
-  const { problems } = await problemsOf(t, `${route('    transports:\n      - websocket\n      - websocket\n')}  - location: /b\n    handler: b.ts\n    server: { name: b, version: '1' }\n    transports: []\n`)
+  const { problems } = await problemsOf(t, `${route('    transports:\n      - websocket\n      - websocket\n')}  - location: /b
+    handler: b.ts
+    server: { name: b, version: '1' }
+    transports: []
+`)
   t.match(problems, [
     { line: 7, column: 9, path: 'routes[0].transports[1]', message: 'duplicate item "websocket"' },
     { line: 11, column: 5, path: 'routes[1].transports', message: 'must have at least 1 item' },

@@ -12,11 +12,12 @@ const config = await loadConfig(DEFAULT_CONFIG_FILE)
 config.listen = { host: '127.0.0.1', port: 0 }
 config.log.level = 'silent'
 const gateway = await startGateway(config)
-t.teardown(() => gateway.close())
-
 const client = new Client({ name: 'echo-test', version: '1.0.0' })
+t.teardown(async () => {
+  await client.close()
+  await gateway.close()
+})
 await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)))
-t.teardown(() => client.close())
 
 t.test('initialize reports the configured server', async (t) => {
   t.match(client.getServerVersion(), { name: 'echo', title: 'Echo', version: '1.0.0' })

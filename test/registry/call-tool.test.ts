@@ -102,6 +102,9 @@ t.test('thrown errors become isError results', async (t) => {
   t.same(await call(() => {
     throw new Error('')
   }), { content: [{ type: 'text', text: 'Error' }], isError: true }, 'never empty text')
+  t.same(await call(() => {
+    throw Object.create(null)
+  }), { content: [{ type: 'text', text: 'Tool failed' }], isError: true }, 'even a throw that cannot be stringified')
 })
 
 t.test('McpError and cancellation propagate', async (t) => {

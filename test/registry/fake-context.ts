@@ -31,5 +31,6 @@ export function fakeContext(controller = new AbortController()): RequestContext 
     createMessage: unavailable,
     listRoots: unavailable,
     ping: unavailable,
+    closeStream: () => false,
   }
 }

@@ -34,6 +34,7 @@ t.test('return-value shortcuts', async (t) => {
   t.equal(await get(async () => full, {}), full, 'object with messages → as is')
   await t.rejects(get(() => ({ nope: true }) as never, {}), /Prompt "p" returned an object without messages/)
   await t.rejects(get(() => null as never, {}), /returned null/)
+  await t.rejects(get(() => 5 as never, {}), /returned number, not a string, messages or a GetPromptResult/)
 })
 
 t.test('arguments: strings, required ones present', async (t) => {

@@ -52,6 +52,9 @@ t.test('return-value shortcuts, with uri and mimeType filled in', async (t) => {
     ],
   }, 'array → each item, gaps filled from the component')
   await t.rejects(read(registry, 'test://bad'), /contents\[0\] needs a string "text" or a base64 "blob"/)
+  const odd = new Registry({ pagination: { tools: 0, prompts: 0, resources: 0 } })
+  odd.register(mcp.resource('test://n', 'n', () => 5 as never))
+  await t.rejects(read(odd, 'test://n'), /returned number, not a string, bytes or a list of contents/)
 })
 
 t.test('templates match exactly and pass their variables', async (t) => {

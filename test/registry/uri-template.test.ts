@@ -55,7 +55,7 @@ t.test('rejects what is not RFC 6570 or not an absolute URI template', async (t)
   ] as const) {
     t.throws(() => new UriTemplate(template), problem, template)
   }
-  for (const template of ['test://{a.b}', 'test://{%41}', 'test://{a:9999}', 'x://{#frag}', 'x://{;p*,q}', 'x://h/{a}{&b}', 'x://é/{a}']) {
+  for (const template of ['test://{a.b}', 'test://{%41}', 'test://{a:9999}', 'x://{#frag}', 'x://{;p*,q}', 'x://h/{a}{&b}', 'x://é/{a}', 'test://a%20b/{c}']) {
     t.doesNotThrow(() => new UriTemplate(template), template)
   }
 })
