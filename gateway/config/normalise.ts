@@ -4,13 +4,14 @@
  */
 import path from 'node:path'
 import type { JsonObject } from '../protocol/mcp-types.ts'
-import type { CapabilitiesConfig, GatewayConfig, RouteConfig } from './types.ts'
+import type { CapabilitiesConfig, GatewayConfig, RouteConfig, StoreConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
 
-/** The document as `schema.json` guarantees it after defaults: capabilities still in YAML shorthand. */
-export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'> {
+/** The document as `schema.json` guarantees it after defaults: capabilities still in YAML shorthand, the store's type maybe absent. */
+export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes' | 'store'> {
+  store: Omit<StoreConfig, 'type'> & { type?: StoreConfig['type'] }
   routes: Array<Omit<RouteConfig, 'capabilities'> & {
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
   }>
@@ -23,8 +24,10 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     file,
     listen: { ...doc.listen },
     workers: doc.workers,
-    store: { ...doc.store },
+    store: store(doc.store, doc.workers),
     body_limit: doc.body_limit,
+    drain_timeout: doc.drain_timeout,
+    request_state: { ...doc.request_state },
     log: { ...doc.log },
     routes: doc.routes.map((route) => ({
       ...route,
@@ -33,6 +36,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       server: { ...route.server },
       capabilities: capabilities(route.capabilities),
       pagination: { ...route.pagination },
+      cache: { ...route.cache },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,
     })),
@@ -54,4 +58,10 @@ function capabilities(raw: ValidatedDocument['routes'][number]['capabilities']):
           list_changed: resources === true || (resources.list_changed ?? true),
         },
   }
+}
+
+// Without a `type`, one worker keeps sessions in its memory; several share them through the primary.
+function store(raw: ValidatedDocument['store'], workers: GatewayConfig['workers']): StoreConfig {
+  const type = raw.type ?? (workers === 1 ? 'memory' : 'cluster')
+  return { ...raw, type } as StoreConfig
 }

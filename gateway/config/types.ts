@@ -40,12 +40,28 @@ export interface RouteConfig {
   /** Allowed Origin/Host values (`http://host:port`, `host:port` or `host`); loopback only when empty. */
   allowed_origins: string[]
   max_sessions: number
+  /** The WebSocket transport: seconds between pings (a peer that misses a pong is dropped), largest message in bytes. */
+  websocket: { ping_interval: number; max_message_size: number }
+  /** Caching hints sent with 2026-07-28 discover, list and read results. */
+  cache: { ttl_ms: number; scope: 'public' | 'private' }
   /** Anything the handler wants from the config; reaches it as `server.options`. */
   options: JsonObject
 }
 
 export interface MemoryStoreConfig { type: 'memory'; event_capacity: number; cache_ttl: number }
-export type StoreConfig = MemoryStoreConfig
+/** Sessions held by the node:cluster primary, reached by the workers over IPC. */
+export interface ClusterStoreConfig { type: 'cluster'; event_capacity: number; cache_ttl: number }
+/** Sessions in Redis, for several hosts; `connect_timeout` and `command_timeout` in seconds. */
+export interface RedisStoreConfig {
+  type: 'redis'
+  url: string
+  key_prefix: string
+  event_capacity: number
+  cache_ttl: number
+  connect_timeout: number
+  command_timeout: number
+}
+export type StoreConfig = MemoryStoreConfig | ClusterStoreConfig | RedisStoreConfig
 
 export interface GatewayConfig {
   /** Absolute path of the file this was loaded from (`<embedded>` for a config built in code). */
@@ -53,8 +69,12 @@ export interface GatewayConfig {
   listen: { host: string; port: number }
   workers: number | 'auto'
   store: StoreConfig
+  /** How 2026-07-28 requestState is signed: an HMAC key (16+ characters) and a lifetime in seconds. */
+  request_state: { key?: string; ttl: number }
   /** Largest accepted request body, in bytes. */
   body_limit: number
+  /** Seconds a stopping worker lets requests in flight finish. */
+  drain_timeout: number
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' }
   routes: RouteConfig[]
 }

@@ -22,6 +22,12 @@ export interface ClientRequestOptions {
   timeoutMs?: number
   /** Called on each `notifications/progress` the client sends for this request; return `false` to cancel it. */
   onProgress?: (progress: number, total?: number, message?: string) => boolean | void
+  /**
+   * The key of this request in a stateless (2026-07-28) input-required result; by default the kind and
+   * the call's position (`elicitation-0`, `sampling-1`, …), stable as long as the handler asks in the
+   * same order on every round.
+   */
+  key?: string
 }
 
 export interface UrlElicitation {
@@ -79,4 +85,11 @@ export interface RequestContext {
    * no resumability.
    */
   closeStream(retryMs?: number): boolean
+  /**
+   * Stateless requests only: what the handler kept with `setRequestState` in the previous round of
+   * a multi round-trip request (undefined on the first round and in sessions).
+   */
+  readonly requestState: unknown
+  /** Keeps JSON data for the next round of this request; it travels signed through the client. */
+  setRequestState(state: unknown): void
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
-import { McpError, RpcCode } from '../errors.ts'
+import { EdgeError, McpError, RpcCode } from '../errors.ts'
 import type { Registry } from '../registry/registry.ts'
 import type { SessionRecord, SessionStore } from '../store/store.ts'
 import { serverCapabilities, serverInfo } from './capabilities.ts'
@@ -21,6 +21,7 @@ import type { ContextHost } from './request-context.ts'
 import { HandlerRequestContext } from './request-context.ts'
 import type { RouteEvent, RouteEventListener } from './route-server-api.ts'
 import type { RequestSink, SessionOutlet } from './sink.ts'
+import type { Envelope } from './stateless/envelope.ts'
 import { negotiateVersion } from './versions.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
@@ -110,6 +111,11 @@ export class McpEndpoint implements ContextHost {
     else sink.respond(response)
   }
 
+  /** The handler of a method this route serves, if any (the stateless dispatcher shares them). */
+  method(name: string): MethodHandler | undefined {
+    return this.#methods.get(name)
+  }
+
   /** Handles a client notification (cancelled, progress, initialized, roots/list_changed). */
   async handleNotification(record: SessionRecord, message: JsonRpcNotification): Promise<void> {
     const params = message.params ?? EMPTY_PARAMS
@@ -165,6 +171,7 @@ export class McpEndpoint implements ContextHost {
 
   /** Sends resources/updated to `sessionIds` (default: every session of the route) subscribed to `uri`. */
   async resourceUpdated(uri: string, sessionIds?: string[]): Promise<void> {
+    if (sessionIds === undefined) this.notifier.resourceUpdated(uri)
     for (const id of sessionIds ?? (await this.store.sessionIds(this.route.location))) {
       const record = await this.store.get(id)
       if (record?.subscriptions.includes(uri)) this.notifier.notifySession(id, notification('notifications/resources/updated', { uri }))
@@ -221,7 +228,24 @@ export class McpEndpoint implements ContextHost {
     }
   }
 
+  /** What a stateless request's handler sees as its session: the envelope, and no per-session state. */
+  statelessSession(envelope: Envelope): SessionView {
+    const noSession = async (): Promise<void> => {
+      throw new EdgeError('MCP_EDGE_SESSION_REQUIRED', 'enable/disable need a session; this request is stateless')
+    }
+    return {
+      id: '',
+      protocolVersion: envelope.protocolVersion,
+      clientInfo: envelope.clientInfo,
+      clientCapabilities: envelope.clientCapabilities,
+      resourceUpdated: (uri) => this.resourceUpdated(uri),
+      enable: noSession,
+      disable: noSession,
+    }
+  }
+
   close(): void {
+    this.notifier.listeners.endAll()
     this.notifier.close()
     for (const id of [...this.live.ids()]) this.live.end(id)
   }

@@ -12,14 +12,18 @@
 import type { Logger } from 'pino'
 import type { Bus, BusMessage, SessionStore } from '../store/store.ts'
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from './jsonrpc.ts'
+import { notification } from './jsonrpc.ts'
 import type { LiveSessions } from './live-sessions.ts'
 import { STANDALONE_STREAM } from './sink.ts'
+import { ListenRegistry } from './stateless/listen.ts'
 import type { LogLevel } from './mcp-types.ts'
 import { levelPasses } from './request-context.ts'
 
 const workerTag = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`
 
 export class Notifier {
+  /** This worker's subscriptions/listen streams of the route (stateless clients). */
+  readonly listeners = new ListenRegistry()
   readonly #channel: string
   readonly #bus: Bus
   readonly #store: SessionStore
@@ -70,6 +74,12 @@ export class Notifier {
     this.#publish({ type: 'route', message, level: minimumLevel })
   }
 
+  /** Tells every worker's listen streams that subscribed to `uri` that it changed. */
+  resourceUpdated(uri: string): void {
+    this.listeners.deliver(notification('notifications/resources/updated', { uri }))
+    this.#publish({ type: 'resource', uri })
+  }
+
   /** Cancels a request wherever it runs. */
   cancel(sessionId: string, requestId: RequestId, reason: string): void {
     const request = this.#live.get(sessionId)?.inflight.get(requestId)
@@ -108,6 +118,7 @@ export class Notifier {
   }
 
   async #deliverToRoute(message: JsonRpcMessage, minimumLevel: LogLevel | undefined): Promise<void> {
+    if (minimumLevel === undefined && 'method' in message && !('id' in message)) this.listeners.deliver(message)
     for (const [id, live] of this.#live.entries()) {
       if (live.outlet === undefined) continue
       if (minimumLevel !== undefined) {
@@ -148,6 +159,9 @@ export class Notifier {
       case 'progress':
         this.#live.get(sessionId)?.awaiting.get(message.token as string)
           ?.progress(message.progress as number, message.total as number | undefined, message.message as string | undefined)
+        break
+      case 'resource':
+        this.listeners.deliver(notification('notifications/resources/updated', { uri: message.uri as string }))
         break
       case 'ended':
         this.#live.end(sessionId)

@@ -150,6 +150,13 @@ export class HandlerRequestContext implements RequestContext, InFlight {
     await this.#ask('ping', undefined, options)
   }
 
+  get requestState(): unknown {
+    return undefined
+  }
+
+  /** A session runs its handler once per request, so there is no next round to keep state for. */
+  setRequestState(_state: unknown): void {}
+
   closeStream(retryMs = RECONNECT_DELAY_MS): boolean {
     return this.#cancelReason === undefined && this.#sink.detach(retryMs)
   }

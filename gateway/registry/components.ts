@@ -93,6 +93,8 @@ export interface ResourceOptions extends Described {
   mimeType?: string
   annotations?: Annotations
   size?: number
+  /** Caching hints for 2026-07-28 reads of this resource; the route's `cache` by default. */
+  cache?: { ttlMs?: number; scope?: 'public' | 'private' }
 }
 
 /**

@@ -30,10 +30,11 @@ export class PostExchange implements RequestSink {
   #state = State.Pending
   #channel: SseChannel | undefined
   readonly #reply: FastifyReply
-  readonly #sessionId: string
+  /** undefined on the stateless wire: no session header, no event ids. */
+  readonly #sessionId: string | undefined
   readonly #options: ExchangeOptions
 
-  constructor(reply: FastifyReply, sessionId: string, options: ExchangeOptions) {
+  constructor(reply: FastifyReply, sessionId: string | undefined, options: ExchangeOptions) {
     this.#reply = reply
     this.#sessionId = sessionId
     this.#options = options
@@ -44,12 +45,13 @@ export class PostExchange implements RequestSink {
     this.#stream().send(JSON.stringify(message))
   }
 
-  respond(message: JsonRpcResponse): void {
+  /** `httpStatus` applies while nothing was streamed yet (a stream has already said 200). */
+  respond(message: JsonRpcResponse, httpStatus = 200): void {
     if (this.#state === State.Done) return
     if (this.#state === State.Pending) {
       this.#state = State.Done
-      this.#reply.code(200).header('content-type', 'application/json').send(JSON.stringify(message))
-      this.#options.done(200)
+      this.#reply.code(httpStatus).header('content-type', 'application/json').send(JSON.stringify(message))
+      this.#options.done(httpStatus)
       return
     }
     this.#channel!.send(JSON.stringify(message))
@@ -68,8 +70,15 @@ export class PostExchange implements RequestSink {
     this.#finish()
   }
 
+  /** Calls `listener` if the client goes away before the exchange is done (stateless cancellation). */
+  onClose(listener: () => void): void {
+    this.#reply.raw.once('close', () => {
+      if (this.#state !== State.Done) listener()
+    })
+  }
+
   detach(retryMs: number): boolean {
-    if (!this.#options.resumable || this.#state === State.Done) return false
+    if (!this.#options.resumable || this.#sessionId === undefined || this.#state === State.Done) return false
     this.#stream().detach(retryMs)
     return true
   }
@@ -78,14 +87,15 @@ export class PostExchange implements RequestSink {
     if (this.#channel !== undefined) return this.#channel
     this.#state = State.Streaming
     const streamId = `p${streamTag}${(++streamSeq).toString(36)}`
-    const channel = new SseChannel({ store: this.#options.store, sessionId: this.#sessionId, streamId, resumable: this.#options.resumable })
+    const resumable = this.#options.resumable && this.#sessionId !== undefined
+    const channel = new SseChannel({ store: this.#options.store, sessionId: this.#sessionId ?? '', streamId, resumable })
     this.#channel = channel
     this.#reply.hijack()
     const raw = this.#reply.raw
     raw.writeHead(200, sseHeaders(this.#sessionId))
     channel.attach(raw)
     channel.prime()
-    if (this.#options.resumable) this.#options.openStreams.set(`${this.#sessionId} ${streamId}`, channel)
+    if (resumable) this.#options.openStreams.set(`${this.#sessionId} ${streamId}`, channel)
     return channel
   }
 

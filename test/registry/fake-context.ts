@@ -32,5 +32,7 @@ export function fakeContext(controller = new AbortController()): RequestContext 
     listRoots: unavailable,
     ping: unavailable,
     closeStream: () => false,
+    requestState: undefined,
+    setRequestState: () => undefined,
   }
 }

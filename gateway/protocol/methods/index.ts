@@ -6,7 +6,7 @@ import type { CapabilitiesConfig } from '../../config/types.ts'
 import type { SessionRecord } from '../../store/store.ts'
 import type { McpEndpoint } from '../endpoint.ts'
 import type { JsonObject } from '../mcp-types.ts'
-import type { HandlerRequestContext } from '../request-context.ts'
+import type { RequestContext } from '../context.ts'
 import { completionMethods } from './completion.ts'
 import { loggingMethods } from './logging.ts'
 import { promptMethods } from './prompts.ts'
@@ -17,7 +17,7 @@ export type MethodHandler = (
   endpoint: McpEndpoint,
   record: SessionRecord,
   params: JsonObject,
-  ctx: HandlerRequestContext,
+  ctx: RequestContext,
 ) => Promise<JsonObject> | JsonObject
 
 export type MethodTable = Record<string, MethodHandler>

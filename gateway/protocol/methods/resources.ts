@@ -17,8 +17,8 @@ export const resourceMethods: MethodTable = {
   'resources/templates/list': (endpoint, record, params) =>
     endpoint.registry.listResourceTemplates(cursorOf(params), hiddenOf(record)) as unknown as JsonObject,
 
-  'resources/read': async (endpoint, _record, params, ctx) =>
-    (await readResource(endpoint.registry, uriOf(params, 'resources/read'), ctx)) as unknown as JsonObject,
+  'resources/read': async (endpoint, record, params, ctx) =>
+    (await readResource(endpoint.registry, uriOf(params, 'resources/read'), ctx, hiddenOf(record))) as unknown as JsonObject,
 }
 
 export const subscriptionMethods: MethodTable = {

@@ -1,0 +1,198 @@
+/**
+ * `ctx` for a stateless (2026-07-28) request. Progress and logs go on the response stream as in a
+ * session; server→client requests cannot, so `elicit`, `createMessage` and `listRoots` answer from the
+ * client's `inputResponses` (and the answers of earlier rounds kept in the signed request state) and,
+ * when an answer is missing, record an input request and throw. The dispatcher turns the recorded
+ * requests into an input-required result, whatever the handler did with the throw.
+ */
+import { EdgeError, McpError } from '../../errors.ts'
+import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../context.ts'
+import type { RequestId } from '../jsonrpc.ts'
+import { notification } from '../jsonrpc.ts'
+import type { InFlight } from '../live-sessions.ts'
+import type {
+  CreateMessageOptions,
+  CreateMessageResult,
+  ElicitationSchema,
+  ElicitResult,
+  JsonObject,
+  LogLevel,
+  Root,
+  SamplingMessage,
+} from '../mcp-types.ts'
+import { levelPasses } from '../request-context.ts'
+import type { RequestSink } from '../sink.ts'
+import type { Envelope } from './envelope.ts'
+import { StatelessCode } from './envelope.ts'
+
+/** Thrown inside a handler when it needs an answer the client has not given yet. */
+export class InputRequired extends Error {
+  constructor(key: string) {
+    super(`input required: ${key} (the gateway asks the client and runs the handler again)`)
+    this.name = 'InputRequired'
+  }
+}
+
+export interface StatelessHost {
+  logToGateway(level: LogLevel, data: unknown, logger: string | undefined, sessionId: string | undefined): void
+  readonly logging: boolean
+  statelessSession(envelope: Envelope): SessionView
+}
+
+export interface InputRequest { method: string; params: JsonObject }
+
+type AnswerCheck = (answer: unknown) => boolean
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isElicitResult: AnswerCheck = (answer) => isObject(answer) && ['accept', 'decline', 'cancel'].includes(answer.action as string)
+const isSamplingResult: AnswerCheck = (answer) => isObject(answer) && answer.content !== undefined
+const isRootsResult: AnswerCheck = (answer) => isObject(answer) && Array.isArray(answer.roots)
+
+export class StatelessRequestContext implements RequestContext, InFlight {
+  readonly requestId: RequestId
+  readonly _meta: JsonObject | undefined
+  /** Input requests recorded this round, by key. */
+  readonly inputRequests = new Map<string, InputRequest>()
+  /** The client's answers: this round's inputResponses over those kept from earlier rounds. */
+  readonly answers: JsonObject
+  #nextState: unknown
+  #controller: AbortController | undefined
+  #cancelReason: string | undefined
+  #calls = 0
+  readonly #host: StatelessHost
+  readonly #envelope: Envelope
+  readonly #sink: RequestSink
+  readonly #previousState: unknown
+
+  constructor(host: StatelessHost, envelope: Envelope, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink, answers: JsonObject, previousState: unknown) {
+    this.#host = host
+    this.#envelope = envelope
+    this.requestId = requestId
+    this._meta = meta
+    this.#sink = sink
+    this.answers = answers
+    this.#previousState = previousState
+    this.#nextState = previousState
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      if (this.#cancelReason !== undefined) this.#controller.abort(this.#cancelReason)
+    }
+    return this.#controller.signal
+  }
+
+  get cancelled(): boolean {
+    return this.#cancelReason !== undefined
+  }
+
+  get session(): SessionView {
+    return this.#host.statelessSession(this.#envelope)
+  }
+
+  get requestState(): unknown {
+    return this.#previousState
+  }
+
+  /** The state to sign into the next round's requestState. */
+  get nextRequestState(): unknown {
+    return this.#nextState
+  }
+
+  setRequestState(state: unknown): void {
+    this.#nextState = state
+  }
+
+  cancel(reason: string): void {
+    if (this.#cancelReason !== undefined) return
+    this.#cancelReason = reason
+    this.#controller?.abort(reason)
+  }
+
+  progress(progress: number, total?: number, message?: string): boolean {
+    if (this.#cancelReason !== undefined) return false
+    const token = this._meta?.progressToken
+    if (typeof token !== 'string' && typeof token !== 'number') return true
+    const params: JsonObject = { progressToken: token, progress }
+    if (total !== undefined) params.total = total
+    if (message !== undefined) params.message = message
+    this.#sink.send(notification('notifications/progress', params))
+    return true
+  }
+
+  log(level: LogLevel, data: unknown, logger?: string): void {
+    this.#host.logToGateway(level, data, logger, undefined)
+    const minimum = this.#envelope.logLevel
+    // 2026-07-28: no log level in the envelope means no log notifications at all.
+    if (minimum === undefined || this.#cancelReason !== undefined || !this.#host.logging || !levelPasses(level, minimum)) return
+    const params: JsonObject = { level, data }
+    if (logger !== undefined) params.logger = logger
+    this.#sink.send(notification('notifications/message', params))
+  }
+
+  async elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {
+    const elicitation = this.#envelope.clientCapabilities.elicitation
+    if ('mode' in schema && schema.mode === 'url') {
+      if (elicitation?.url === undefined) throw missingCapability({ elicitation: { url: {} } })
+      return (await this.#answer(options?.key, 'elicitation', isElicitResult, {
+        method: 'elicitation/create',
+        params: { mode: 'url', message, url: schema.url },
+      })) as ElicitResult
+    }
+    if (elicitation === undefined || (elicitation.url !== undefined && elicitation.form === undefined)) {
+      throw missingCapability({ elicitation: {} })
+    }
+    return (await this.#answer(options?.key, 'elicitation', isElicitResult, {
+      method: 'elicitation/create',
+      params: { message, requestedSchema: schema },
+    })) as ElicitResult
+  }
+
+  elicitationComplete(_elicitationId: string): void {
+    // Removed in 2026-07-28: the client learns a URL elicitation's outcome by retrying.
+  }
+
+  async createMessage(messages: SamplingMessage[], maxTokens: number, options: CreateMessageOptions & ClientRequestOptions = {}): Promise<CreateMessageResult> {
+    const sampling = this.#envelope.clientCapabilities.sampling
+    if (sampling === undefined) throw missingCapability({ sampling: {} })
+    if ((options.tools !== undefined || options.toolChoice !== undefined) && sampling.tools === undefined) {
+      throw missingCapability({ sampling: { tools: {} } })
+    }
+    const { timeoutMs, onProgress, key, ...rest } = options
+    void timeoutMs
+    void onProgress
+    return (await this.#answer(key, 'sampling', isSamplingResult, {
+      method: 'sampling/createMessage',
+      params: { ...rest, messages, maxTokens },
+    })) as CreateMessageResult
+  }
+
+  async listRoots(options?: ClientRequestOptions): Promise<Root[]> {
+    if (this.#envelope.clientCapabilities.roots === undefined) throw missingCapability({ roots: {} })
+    const answer = (await this.#answer(options?.key, 'roots', isRootsResult, { method: 'roots/list', params: {} })) as { roots: Root[] }
+    return answer.roots
+  }
+
+  async ping(): Promise<void> {
+    throw new EdgeError('MCP_EDGE_CLIENT_CAPABILITY_MISSING', 'ping is not available in a stateless (2026-07-28) request')
+  }
+
+  closeStream(): boolean {
+    return false
+  }
+
+  /** The client's answer for this call, or a recorded input request and a throw. */
+  #answer(key: string | undefined, kind: string, valid: AnswerCheck, request: InputRequest): Promise<unknown> {
+    const name = key ?? `${kind}-${this.#calls}`
+    this.#calls++
+    const answer = this.answers[name]
+    if (answer !== undefined && valid(answer)) return Promise.resolve(answer)
+    this.inputRequests.set(name, request)
+    return Promise.reject(new InputRequired(name))
+  }
+}
+
+function missingCapability(requiredCapabilities: JsonObject): McpError {
+  const names = Object.keys(requiredCapabilities).join(', ')
+  return new McpError(StatelessCode.MissingCapability, `Missing required client capability: ${names}`, { requiredCapabilities })
+}

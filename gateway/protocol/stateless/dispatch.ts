@@ -1,0 +1,192 @@
+/**
+ * Serves one stateless (2026-07-28) request: no session, the client's envelope in `params._meta`,
+ * `resultType` on every result, caching hints on discover, lists and reads, and multi round-trip
+ * requests in place of server→client requests. The same method handlers as sessions serve it, with a
+ * request-scoped record built from the envelope.
+ *
+ *   request ─► method? ─► requestState verified ─► handler(ctx) ─► inputs recorded? ─► input_required
+ *                                                                        │ no
+ *                                                                        ▼
+ *                                                           complete result (+ cache hints)
+ */
+import { McpError, RpcCode } from '../../errors.ts'
+import type { SessionRecord } from '../../store/store.ts'
+import type { McpEndpoint } from '../endpoint.ts'
+import type { JsonRpcRequest } from '../jsonrpc.ts'
+import { errorMessage, notification, resultMessage } from '../jsonrpc.ts'
+import type { JsonObject } from '../mcp-types.ts'
+import type { RequestSink } from '../sink.ts'
+import { STATEFUL_VERSIONS } from '../versions.ts'
+import { StatelessRequestContext } from './context.ts'
+import { META_SERVER_INFO, STATELESS_VERSIONS, StatelessCode, type Envelope } from './envelope.ts'
+import { META_SUBSCRIPTION_ID, type SubscriptionFilter } from './listen.ts'
+import { paramsDigest, type RequestStateCodec } from './request-state.ts'
+
+/** Methods a stateless request may use beyond discover and listen; the rest are removed in 2026-07-28. */
+const SHARED_METHODS: ReadonlySet<string> = new Set([
+  'tools/list', 'tools/call', 'prompts/list', 'prompts/get', 'resources/list', 'resources/templates/list',
+  'resources/read', 'completion/complete',
+])
+const CACHEABLE: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read'])
+const MAY_NEED_INPUT: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read'])
+
+/** A sink that can also tell when the client went away and answer with an HTTP status. */
+export interface StatelessSink extends RequestSink {
+  respond(message: Parameters<RequestSink['respond']>[0], httpStatus?: number): void
+  onClose(listener: () => void): void
+}
+
+/** True when a stateless request may call `method` at all; false means HTTP 404 with -32601. */
+export function isStatelessMethod(endpoint: McpEndpoint, method: string): boolean {
+  if (method === 'server/discover' || method === 'subscriptions/listen') return true
+  return SHARED_METHODS.has(method) && endpoint.method(method) !== undefined
+}
+
+export class StatelessDispatcher {
+  readonly #endpoint: McpEndpoint
+  readonly #codec: RequestStateCodec
+  readonly #serverMeta: JsonObject
+  readonly #discover: JsonObject
+
+  constructor(endpoint: McpEndpoint, codec: RequestStateCodec, discover: { capabilities: JsonObject; instructions?: string }) {
+    this.#endpoint = endpoint
+    this.#codec = codec
+    const { route } = endpoint
+    this.#serverMeta = { [META_SERVER_INFO]: { name: route.server.name, version: route.server.version } }
+    this.#discover = {
+      supportedVersions: [...STATELESS_VERSIONS, ...STATEFUL_VERSIONS],
+      capabilities: discover.capabilities,
+      ...(discover.instructions === undefined ? {} : { instructions: discover.instructions }),
+    }
+  }
+
+  /** Serves a request whose method passed `isStatelessMethod`; the outcome reaches the client through `sink`. */
+  async handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink): Promise<void> {
+    if (request.method === 'server/discover') {
+      sink.respond(resultMessage(request.id, this.#complete({ ...this.#discover }, this.#endpoint.route.cache)))
+      return
+    }
+    if (request.method === 'subscriptions/listen') {
+      this.#listen(request, sink)
+      return
+    }
+    const params = request.params ?? {}
+    const ctx = await this.#context(request, envelope, params, sink).catch((error: McpError) => error)
+    if (ctx instanceof McpError) {
+      sink.respond(errorMessage(request.id, ctx.code, ctx.message, ctx.data), 400)
+      return
+    }
+    sink.onClose(() => ctx.cancel('the client closed the response stream'))
+    let result: JsonObject | undefined
+    let failure: unknown
+    try {
+      result = await this.#endpoint.method(request.method)!(this.#endpoint, this.#record(envelope), params, ctx)
+    } catch (error) {
+      failure = error
+    }
+    if (ctx.cancelled) return sink.abandon()
+    if (ctx.inputRequests.size > 0 && MAY_NEED_INPUT.has(request.method)) {
+      sink.respond(resultMessage(request.id, this.#inputRequired(request.method, params, ctx)))
+    } else if (failure !== undefined) {
+      this.#fail(request, failure, sink)
+    } else {
+      const hints = request.method === 'resources/read' ? this.#readHints(params.uri) : this.#endpoint.route.cache
+      sink.respond(resultMessage(request.id, this.#complete({ ...result }, CACHEABLE.has(request.method) ? hints : undefined)))
+    }
+  }
+
+  /** The context of one round: answers from the client's inputResponses plus those kept in the state. */
+  async #context(request: JsonRpcRequest, envelope: Envelope, params: JsonObject, sink: StatelessSink): Promise<StatelessRequestContext> {
+    const responses = params.inputResponses
+    if (responses === null || (responses !== undefined && (typeof responses !== 'object' || Array.isArray(responses)))) {
+      throw new McpError(RpcCode.InvalidParams, 'inputResponses must be an object keyed by input request')
+    }
+    let answers = (responses ?? {}) as JsonObject
+    let previousState: unknown
+    if (params.requestState !== undefined) {
+      const state = this.#codec.verify(params.requestState, request.method, paramsDigest(params), undefined)
+      answers = { ...state.answers, ...answers }
+      previousState = state.handlerState
+    }
+    return new StatelessRequestContext(this.#endpoint, envelope, request.id, params._meta as JsonObject | undefined, sink, answers, previousState)
+  }
+
+  #inputRequired(method: string, params: JsonObject, ctx: StatelessRequestContext): JsonObject {
+    const inputRequests: JsonObject = {}
+    for (const [key, input] of ctx.inputRequests) inputRequests[key] = input
+    // The answers gathered so far ride along in the state, so each round only asks for what is missing.
+    const answers: JsonObject = {}
+    for (const [key, value] of Object.entries(ctx.answers)) if (!ctx.inputRequests.has(key)) answers[key] = value
+    const requestState = this.#codec.sign(method, paramsDigest(params), undefined, { answers, handlerState: ctx.nextRequestState })
+    return { resultType: 'input_required', inputRequests, requestState, _meta: this.#serverMeta }
+  }
+
+  #complete(result: JsonObject, hints: { ttl_ms: number; scope: string } | undefined): JsonObject {
+    result.resultType = 'complete'
+    if (hints !== undefined) {
+      result.ttlMs = hints.ttl_ms
+      result.cacheScope = hints.scope
+    }
+    result._meta = { ...(result._meta as JsonObject | undefined), ...this.#serverMeta }
+    return result
+  }
+
+  #readHints(uri: unknown): { ttl_ms: number; scope: string } {
+    const route = this.#endpoint.route.cache
+    if (typeof uri !== 'string') return route
+    const resolved = this.#endpoint.registry.resolveResource(uri)
+    const own = resolved === undefined ? undefined : resolved.kind === 'resource' ? resolved.entry.resource.cache : resolved.entry.template.cache
+    return { ttl_ms: own?.ttlMs ?? route.ttl_ms, scope: own?.scope ?? route.scope }
+  }
+
+  #fail(request: JsonRpcRequest, error: unknown, sink: StatelessSink): void {
+    if (!(error instanceof McpError)) {
+      this.#endpoint.logger.error({ err: error, method: request.method }, 'handler failed')
+      sink.respond(errorMessage(request.id, RpcCode.InternalError, 'Internal error'))
+      return
+    }
+    // 2026-07-28 reports an unknown resource as invalid params (SEP-2164).
+    const code = error.code === RpcCode.ResourceNotFound ? RpcCode.InvalidParams : error.code
+    sink.respond(errorMessage(request.id, code, error.message, error.data), code === StatelessCode.MissingCapability ? 400 : undefined)
+  }
+
+  /** Opens a listen stream: the acknowledgement first, then the notifications it asked for. */
+  #listen(request: JsonRpcRequest, sink: StatelessSink): void {
+    const asked = (request.params?.notifications ?? {}) as SubscriptionFilter
+    const caps = this.#endpoint.route.capabilities
+    const honoured: SubscriptionFilter = {}
+    if (asked.toolsListChanged === true && caps.tools !== false && caps.tools.list_changed) honoured.toolsListChanged = true
+    if (asked.promptsListChanged === true && caps.prompts !== false && caps.prompts.list_changed) honoured.promptsListChanged = true
+    if (asked.resourcesListChanged === true && caps.resources !== false && caps.resources.list_changed) honoured.resourcesListChanged = true
+    if (Array.isArray(asked.resourceSubscriptions) && caps.resources !== false && caps.resources.subscribe) {
+      honoured.resourceSubscriptions = asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === 'string')
+    }
+    const subscriptionId = request.id
+    const meta = { [META_SUBSCRIPTION_ID]: subscriptionId }
+    sink.send(notification('notifications/subscriptions/acknowledged', { notifications: honoured as JsonObject, _meta: meta }))
+    const remove = this.#endpoint.notifier.listeners.add({
+      subscriptionId,
+      filter: honoured,
+      send: (message) => sink.send(message),
+      end: () => sink.respond(resultMessage(subscriptionId, { resultType: 'complete', _meta: meta })),
+    })
+    sink.onClose(remove)
+  }
+
+  /** The request-scoped stand-in for a session record: what the method handlers read from one. */
+  #record(envelope: Envelope): SessionRecord {
+    return {
+      id: '',
+      route: this.#endpoint.route.location,
+      protocolVersion: envelope.protocolVersion,
+      clientInfo: envelope.clientInfo,
+      clientCapabilities: envelope.clientCapabilities,
+      principal: undefined,
+      createdAt: 0,
+      initialized: true,
+      logLevel: envelope.logLevel,
+      subscriptions: [],
+      hidden: [],
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * A POST on the stateless wire (MCP 2026-07-28): checked in the spec's order — envelope and version
+ * (400 with -32020/-32602/-32022), method (404 with -32601), routing headers (400 with -32020) — then
+ * served without a session. Progress and logs stream as SSE without event ids; the client closing
+ * the response is the cancellation.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { McpError, RpcCode } from '../errors.ts'
+import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { Incoming } from '../protocol/jsonrpc.ts'
+import type { JsonObject } from '../protocol/mcp-types.ts'
+import type { StatelessDispatcher } from '../protocol/stateless/dispatch.ts'
+import { isStatelessMethod } from '../protocol/stateless/dispatch.ts'
+import { readEnvelope } from '../protocol/stateless/envelope.ts'
+import { checkParamHeaders, checkRoutingHeaders, headerParams } from '../protocol/stateless/headers.ts'
+import type { ToolEntry } from '../registry/entries.ts'
+import { PostExchange, type OpenStreams } from './post-exchange.ts'
+
+export interface StatelessPostOptions {
+  endpoint: McpEndpoint
+  dispatcher: StatelessDispatcher
+  openStreams: OpenStreams
+  replyError: (reply: FastifyReply, status: number, code: number, message: string, id?: string | number | null, data?: unknown) => FastifyReply
+}
+
+/** `x-mcp-header` annotations per tool, read once per registered tool. */
+const annotatedHeaders = new WeakMap<ToolEntry, ReadonlyMap<string, string>>()
+
+export async function statelessPost(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, options: StatelessPostOptions): Promise<FastifyReply> {
+  const { endpoint, dispatcher, replyError } = options
+  if (incoming.kind === 'notification') return reply.code(202).send()
+  if (incoming.kind === 'response') {
+    return replyError(reply, 400, RpcCode.InvalidRequest, 'Invalid Request: a stateless client sends no responses')
+  }
+  const message = incoming.message
+  const params = message.params ?? {}
+  const version = request.headers['mcp-protocol-version']
+  try {
+    const envelope = readEnvelope(message.params, Array.isArray(version) ? version[0] : version)
+    if (!isStatelessMethod(endpoint, message.method)) {
+      return replyError(reply, 404, RpcCode.MethodNotFound, `Method not found: ${message.method} (not served on the 2026-07-28 wire)`, message.id)
+    }
+    checkRoutingHeaders(request.headers, message.method, params)
+    if (message.method === 'tools/call') checkToolHeaders(request, endpoint, params)
+    const started = performance.now()
+    const exchange = new PostExchange(reply, undefined, {
+      store: endpoint.store,
+      resumable: false,
+      openStreams: options.openStreams,
+      done: (status) => endpoint.logger.info({ method: message.method, status, era: '2026-07-28', ms: Math.round((performance.now() - started) * 100) / 100 }, 'mcp request'),
+    })
+    await dispatcher.handle(message, envelope, exchange)
+    return reply
+  } catch (error) {
+    if (!(error instanceof McpError)) throw error
+    const status = 'status' in error ? (error.status as number) : 400
+    return replyError(reply, status, error.code, error.message, message.id, error.data)
+  }
+}
+
+function checkToolHeaders(request: FastifyRequest, endpoint: McpEndpoint, params: JsonObject): void {
+  if (typeof params.name !== 'string') return
+  const entry = endpoint.registry.tool(params.name)
+  if (entry === undefined) return
+  let annotated = annotatedHeaders.get(entry)
+  if (annotated === undefined) annotatedHeaders.set(entry, (annotated = headerParams(entry.descriptor.inputSchema)))
+  checkParamHeaders(request.headers, annotated, params.arguments)
+}
