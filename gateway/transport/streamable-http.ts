@@ -13,11 +13,18 @@ import { McpError, RpcCode } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
 import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
+import { serverCapabilities } from '../protocol/capabilities.ts'
+import type { JsonObject } from '../protocol/mcp-types.ts'
+import { StatelessDispatcher } from '../protocol/stateless/dispatch.ts'
+import { isStateless } from '../protocol/stateless/envelope.ts'
+import type { RequestStateCodec } from '../protocol/stateless/request-state.ts'
 import { isSupportedVersion } from '../protocol/versions.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
 import { PostExchange, type OpenStreams } from './post-exchange.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
+import { followStream } from './stream-follower.ts'
+import { statelessPost } from './stateless-post.ts'
 
 const KEEPALIVE_MS = 25_000
 
@@ -35,10 +42,23 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
-export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint): void {
+export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint, codec: RequestStateCodec): void {
   const { route, store, logger } = endpoint
   const policy = new OriginPolicy(route.allowed_origins)
   const openStreams: OpenStreams = new Map()
+  const capabilities = serverCapabilities(route) as JsonObject
+  const dispatcher = new StatelessDispatcher(endpoint, codec, { capabilities, instructions: route.server.instructions })
+  const stateless = { endpoint, dispatcher, openStreams, replyError }
+
+  /** GET and DELETE belong to sessions; without a session id (and a legacy version) they are 405 (stateless wire). */
+  function sessionlessMethodNotAllowed(request: FastifyRequest, reply: FastifyReply): boolean {
+    if (header(request, 'mcp-session-id') !== undefined) return false
+    const version = header(request, 'mcp-protocol-version')
+    if (version !== undefined && isSupportedVersion(version)) return false
+    reply.header('allow', 'POST')
+    replyError(reply, 405, RpcCode.MethodNotFound, `Method Not Allowed: ${request.method} needs a session (stateless clients use POST)`)
+    return true
+  }
 
   /** The session a request names, or a reply already sent explaining why there is none. */
   async function sessionFor(request: FastifyRequest, reply: FastifyReply, id: string | number | null): Promise<SessionRecord | undefined> {
@@ -86,6 +106,9 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       return replyError(reply, 400, rpc.code, rpc.message, idOf(request.body))
     }
     const message = incoming.message
+    if (header(request, 'mcp-session-id') === undefined && isStateless(request.body, header(request, 'mcp-protocol-version'))) {
+      return statelessPost(request, reply, incoming, stateless)
+    }
     const method = 'method' in message ? message.method : 'response'
     const done = (status: number, sessionId: string | undefined): void => {
       logger.info({ sessionId, method, status, ms: Math.round((performance.now() - started) * 100) / 100 }, 'mcp request')
@@ -124,7 +147,9 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     return reply
   })
 
-  app.get(route.location, async (request, reply) => {
+  // No automatic HEAD route: it would run this handler and hold the session's one stream slot.
+  app.get(route.location, { exposeHeadRoute: false }, async (request, reply) => {
+    if (sessionlessMethodNotAllowed(request, reply)) return reply
     if (!accepts(request.headers.accept, 'text/event-stream', 'text')) {
       return replyError(reply, 406, RpcCode.ServiceUnavailable, 'Not Acceptable: Accept must list text/event-stream')
     }
@@ -138,6 +163,8 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
     reply.hijack()
     reply.raw.writeHead(200, sseHeaders(record.id))
+    // Without resumability no priming event follows: send the head now, not with the first event.
+    reply.raw.flushHeaders()
     channel.attach(reply.raw, keepAlive(channel, () => endpoint.closeOutlet(record.id, outlet)))
     channel.prime()
     return reply
@@ -155,13 +182,22 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
       onDetach = keepAlive(channel, () => endpoint.closeOutlet(record.id, outlet))
     } else if (channel === undefined) {
-      // The stream ended (or lives on another worker): what the log holds is all there is.
-      channel = new SseChannel({ store, sessionId: record.id, streamId, resumable: true })
-      void channel.finish()
+      // The stream lives on another worker (or host), or it ended: replay the log, then follow the bus.
+      const open = (): void => {
+        reply.hijack()
+        reply.raw.writeHead(200, sseHeaders(record.id))
+        reply.raw.flushHeaders()
+      }
+      if (await followStream(store, record.id, lastEventId, reply.raw, open)) return reply
+      return replyError(reply, 404, RpcCode.InvalidParams, `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`)
     }
     reply.hijack()
     const raw = reply.raw
-    if (!(await channel.resume(raw, lastEventId, () => raw.writeHead(200, sseHeaders(record.id)), onDetach))) {
+    const open = (): void => {
+      raw.writeHead(200, sseHeaders(record.id))
+      raw.flushHeaders() // when nothing was missed, no event follows soon
+    }
+    if (!(await channel.resume(raw, lastEventId, open, onDetach))) {
       onDetach?.()
       const body = JSON.stringify(errorMessage(null, RpcCode.InvalidParams, `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`))
       raw.writeHead(404, { 'content-type': 'application/json' }).end(body)
@@ -192,6 +228,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   }
 
   app.delete(route.location, async (request, reply) => {
+    if (sessionlessMethodNotAllowed(request, reply)) return reply
     const record = await sessionFor(request, reply, null)
     if (record === undefined) return reply
     await endpoint.deleteSession(record.id)
