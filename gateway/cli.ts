@@ -1,19 +1,29 @@
 /**
- * `mcp-edge start|check [--config FILE]`.
+ * `mcp-edge start|check|stdio [--config FILE]`.
  *   start  serves the config (PORT and HOST from the environment override `listen`).
  *   check  loads the config and every handler module, prints `ok` or every problem; exit 0 or 2
  *          (like `nginx -t`).
+ *   stdio  serves one route (`--route LOCATION`) over stdin/stdout, one session, until stdin ends;
+ *          logs go to stderr.
  */
 import { parseArgs } from 'node:util'
+import { pino } from 'pino'
+import { needsPrimary, startCluster } from './cluster.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
 import type { GatewayConfig } from './config/types.ts'
+import { loadHandler } from './load-handler.ts'
+import { buildEndpoint } from './route-endpoint.ts'
 import { loadHandlers, startGateway } from './server.ts'
+import { MemoryStore } from './store/memory.ts'
+import { serveStdio } from './transport/stdio.ts'
 
-const USAGE = `usage: mcp-edge <command> [--config FILE]
+const USAGE = `usage: mcp-edge <command> [--config FILE] [--route LOCATION]
 
 commands:
   start   serve the gateway (default config: config/gateway.yaml; PORT and HOST override listen)
   check   validate the config and load every handler module; prints ok or every problem
+  stdio   serve one route over stdin/stdout as newline-delimited JSON (--route LOCATION, optional
+          when the config has one route); logs go to stderr; exits when stdin ends
 `
 
 const EXIT_OK = 0
@@ -24,15 +34,19 @@ const EXIT_INVALID = 2
 export async function main(argv: string[]): Promise<number> {
   let parsed
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } })
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, route: { type: 'string', short: 'r' }, help: { type: 'boolean', short: 'h' } } })
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n${USAGE}`)
     return EXIT_USAGE
   }
   const [command] = parsed.positionals
-  if (parsed.values.help || command === undefined) {
+  if (parsed.values.help) {
     process.stdout.write(USAGE)
-    return parsed.values.help ? EXIT_OK : EXIT_USAGE
+    return EXIT_OK
+  }
+  if (command === undefined) {
+    process.stderr.write(`missing command\n${USAGE}`)
+    return EXIT_USAGE
   }
   const file = parsed.values.config ?? DEFAULT_CONFIG_FILE
   switch (command) {
@@ -40,6 +54,8 @@ export async function main(argv: string[]): Promise<number> {
       return check(file)
     case 'start':
       return start(file)
+    case 'stdio':
+      return stdio(file, parsed.values.route)
     default:
       process.stderr.write(`unknown command: ${command}\n${USAGE}`)
       return EXIT_USAGE
@@ -73,6 +89,12 @@ async function start(file: string): Promise<number> {
   if (config === undefined) return EXIT_INVALID
   if (process.env.PORT !== undefined) config.listen.port = Number(process.env.PORT)
   if (process.env.HOST !== undefined) config.listen.host = process.env.HOST
+  if (needsPrimary(config)) {
+    return startCluster(config).then(() => EXIT_OK, (error: unknown) => {
+      process.stderr.write(`mcp-edge: cannot start: ${(error as Error).message}\n`)
+      return EXIT_INVALID
+    })
+  }
   let gateway
   try {
     gateway = await startGateway(config)
@@ -90,5 +112,46 @@ async function start(file: string): Promise<number> {
   }
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
+  return EXIT_OK
+}
+
+/** How long a stopping stdio server waits for cancelled requests before exiting anyway. */
+const STOP_GRACE_MS = 1500
+
+async function stdio(file: string, location: string | undefined): Promise<number> {
+  const config = await readConfig(file)
+  if (config === undefined) return EXIT_INVALID
+  const routes = config.routes
+  const route = location === undefined ? (routes.length === 1 ? routes[0] : undefined) : routes.find((r) => r.location === location)
+  if (route === undefined) {
+    const known = routes.map((r) => r.location).join(', ')
+    process.stderr.write(location === undefined ? `stdio: --route is required (routes: ${known})\n` : `stdio: no route ${location} (routes: ${known})\n`)
+    return EXIT_USAGE
+  }
+  // stdout carries JSON-RPC only: logs, and whatever handler modules print, go to stderr.
+  console.log = console.info = console.debug = console.error
+  const logger = pino({ level: config.log.level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: true }))
+  // One session in one process: nothing to share with other workers, and nothing to replay.
+  const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
+  let endpoint
+  try {
+    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }))
+  } catch (error) {
+    process.stderr.write(`mcp-edge: cannot serve ${route.location}: ${(error as Error).message}\n`)
+    await store.close()
+    return EXIT_INVALID
+  }
+  const server = serveStdio(endpoint, { input: process.stdin, output: process.stdout, maxMessageSize: config.body_limit, logger: endpoint.logger })
+  const stop = (signal: string): void => {
+    server.stop(signal)
+    setTimeout(() => process.exit(EXIT_OK), STOP_GRACE_MS).unref()
+  }
+  process.once('SIGTERM', () => stop('SIGTERM'))
+  process.once('SIGINT', () => stop('SIGINT'))
+  await server.done
+  endpoint.close()
+  await store.close()
+  // Whatever a handler module left running (timers, sockets) must not keep the process alive.
+  setTimeout(() => process.exit(), STOP_GRACE_MS).unref()
   return EXIT_OK
 }

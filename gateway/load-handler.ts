@@ -23,8 +23,9 @@ export async function loadHandler(file: string): Promise<Handler> {
   const exported = module.default
   if (isHandler(exported)) return exported
   if (typeof exported === 'function') return defineHandler(exported as Handler['setup'])
+  const found = exported === undefined ? 'has no default export' : `its default export (${typeof exported}) is not a handler`
   throw new EdgeError(
     'MCP_EDGE_HANDLER_INVALID',
-    `${file}: does not export a handler; write \`export default defineHandler((mcp, server) => { ... })\``,
+    `${file}: ${found}; write \`export default defineHandler((mcp, server) => { ... })\``,
   )
 }

@@ -7,20 +7,24 @@
  *                                  │
  *                                  ▼
  *                              McpEndpoint ◄─ transport/streamable-http (POST · GET · DELETE)
+ *                                             ◄─ transport/websocket (GET with Upgrade, same path)
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
 import { pino, type Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from './config/types.ts'
-import { McpError, RpcCode } from './errors.ts'
+import { EdgeError, McpError, RpcCode } from './errors.ts'
 import type { Handler } from './index.ts'
 import { loadHandler } from './load-handler.ts'
 import { McpEndpoint } from './protocol/endpoint.ts'
+import { idOf } from './protocol/jsonrpc.ts'
 import { RouteServerImpl } from './protocol/route-server.ts'
 import { mcp } from './registry/components.ts'
+import { RequestStateCodec } from './protocol/stateless/request-state.ts'
 import { Registry } from './registry/registry.ts'
 import { createStore } from './store/create-store.ts'
-import type { SessionStore } from './store/store.ts'
+import { StoreUnavailableError, type SessionStore } from './store/store.ts'
 import { registerStreamableHttp, replyError } from './transport/streamable-http.ts'
+import { registerWebSocket, registerWebSocketSupport } from './transport/websocket.ts'
 
 export interface Gateway {
   readonly app: FastifyInstance
@@ -56,7 +60,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } })
   const { handlers, problems } = await loadHandlers(config.routes)
   if (problems.length > 0) throw new Error(problems.join('\n'))
-  const store = options.store ?? createStore(config.store)
+  const store = options.store ?? createStore(config.store, { logger })
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -64,6 +68,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.body_limit,
     return503OnClosing: true,
+    // SSE streams are ended by the endpoints before the app closes; what is left is cut, not awaited.
+    forceCloseConnections: true,
   })
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -75,6 +81,10 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   })
   app.setErrorHandler((error: FastifyError | McpError, request, reply) => {
     if (error instanceof McpError) return replyError(reply, 400, error.code, error.message)
+    if (error instanceof StoreUnavailableError) {
+      request.log.debug({ err: error }, 'session store unavailable')
+      return replyError(reply, 503, RpcCode.ServiceUnavailable, 'Session store unavailable', idOf(request.body))
+    }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return replyError(reply, 413, RpcCode.InvalidRequest, `Payload Too Large: the body is over ${config.body_limit} bytes`)
@@ -92,13 +102,32 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     replyError(reply, 404, RpcCode.InvalidRequest, `Not Found: no MCP route at ${request.url}`),
   )
 
+  // Before any route: @fastify/websocket must see every route added after it.
+  const websockets = await registerWebSocketSupport(app, config.routes)
+  const codec = new RequestStateCodec(config.request_state.key ?? process.env.MCP_EDGE_REQUEST_STATE_KEY, config.request_state.ttl)
   const endpoints = new Map<string, McpEndpoint>()
   for (const route of config.routes) {
     const endpoint = new McpEndpoint(route, new Registry({ pagination: route.pagination }), store, logger.child({ route: route.location }))
-    await handlers.get(route.location)!.setup(mcp, new RouteServerImpl(endpoint))
+    try {
+      await handlers.get(route.location)!.setup(mcp, new RouteServerImpl(endpoint))
+    } catch (error) {
+      // Release what was built so far (a Redis store holds a socket that would keep the process alive).
+      endpoint.close()
+      for (const built of endpoints.values()) built.close()
+      await app.close()
+      if (options.store === undefined) await store.close().catch(() => undefined)
+      const reason = error instanceof Error ? error.message : String(error)
+      throw Object.assign(
+        new EdgeError('MCP_EDGE_HANDLER_INVALID', `route ${route.location}: ${route.handler}: handler setup failed: ${reason}`),
+        { cause: error },
+      )
+    }
     endpoints.set(route.location, endpoint)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
-    await app.register(async (scope) => registerStreamableHttp(scope, endpoint))
+    await app.register(async (scope) => {
+      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, codec)
+      if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets)
+    })
   }
 
   app.get('/healthz', async () => ({ status: 'ok' }))

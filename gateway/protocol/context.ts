@@ -48,6 +48,14 @@ export interface SessionView {
   /** Enable or disable components for this session only (`kind` is tool, prompt, resource or template). */
   enable(kind: ComponentKind, name: string): Promise<void>
   disable(kind: ComponentKind, name: string): Promise<void>
+  /**
+   * Server→client requests outside any request (from a route event, a background task): sent on
+   * the session's standalone stream (the GET stream, a WebSocket), answered to whichever worker asks.
+   */
+  elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult>
+  createMessage(messages: SamplingMessage[], maxTokens: number, options?: CreateMessageOptions & ClientRequestOptions): Promise<CreateMessageResult>
+  listRoots(options?: ClientRequestOptions): Promise<Root[]>
+  ping(options?: ClientRequestOptions): Promise<void>
 }
 
 export type ComponentKind = 'tool' | 'prompt' | 'resource' | 'template'

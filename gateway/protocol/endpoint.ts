@@ -10,7 +10,8 @@ import { EdgeError, McpError, RpcCode } from '../errors.ts'
 import type { Registry } from '../registry/registry.ts'
 import type { SessionRecord, SessionStore } from '../store/store.ts'
 import { serverCapabilities, serverInfo } from './capabilities.ts'
-import type { ComponentKind, SessionView } from './context.ts'
+import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
+import type { ClientRequestOptions, ComponentKind, SessionView } from './context.ts'
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './jsonrpc.ts'
 import { errorMessage, notification, resultMessage } from './jsonrpc.ts'
 import { LiveSessions } from './live-sessions.ts'
@@ -217,6 +218,7 @@ export class McpEndpoint implements ContextHost {
 
   sessionView(record: SessionRecord): SessionView {
     const endpoint = this
+    const ask: Ask = (method, params, options) => endpoint.#askSession(record.id, method, params, options)
     return {
       id: record.id,
       protocolVersion: record.protocolVersion,
@@ -225,13 +227,34 @@ export class McpEndpoint implements ContextHost {
       resourceUpdated: (uri) => endpoint.resourceUpdated(uri, [record.id]),
       enable: (kind, name) => endpoint.#setHidden(record.id, kind, name, false),
       disable: (kind, name) => endpoint.#setHidden(record.id, kind, name, true),
+      elicit: (message, schema, options) => elicit(record.clientCapabilities, ask, message, schema, options),
+      createMessage: (messages, maxTokens, options) => createMessage(record.clientCapabilities, ask, messages, maxTokens, options),
+      listRoots: (options) => listRoots(record.clientCapabilities, ask, options),
+      ping: async (options) => {
+        await ask('ping', undefined, options)
+      },
     }
+  }
+
+  /** A server→client request on the session's standalone stream, outside any request. */
+  #askSession(sessionId: string, method: string, params: JsonObject | undefined, options: ClientRequestOptions = {}): Promise<unknown> {
+    const live = this.live.hold(sessionId)
+    return askClient({
+      id: this.nextClientRequestId(),
+      method,
+      params,
+      options,
+      defaultTimeoutMs: this.readTimeoutMs,
+      awaiting: live.awaiting,
+      send: (message) => this.notifier.notifySession(sessionId, message),
+      onSettled: () => this.live.release(sessionId, live),
+    })
   }
 
   /** What a stateless request's handler sees as its session: the envelope, and no per-session state. */
   statelessSession(envelope: Envelope): SessionView {
-    const noSession = async (): Promise<void> => {
-      throw new EdgeError('MCP_EDGE_SESSION_REQUIRED', 'enable/disable need a session; this request is stateless')
+    const noSession = async (): Promise<never> => {
+      throw new EdgeError('MCP_EDGE_SESSION_REQUIRED', 'this needs a session; a stateless request asks the client through ctx')
     }
     return {
       id: '',
@@ -241,6 +264,10 @@ export class McpEndpoint implements ContextHost {
       resourceUpdated: (uri) => this.resourceUpdated(uri),
       enable: noSession,
       disable: noSession,
+      elicit: noSession,
+      createMessage: noSession,
+      listRoots: noSession,
+      ping: noSession,
     }
   }
 

@@ -7,6 +7,7 @@ import { EdgeError } from '../errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from './context.ts'
 import type { JsonRpcMessage, RequestId } from './jsonrpc.ts'
 import { notification } from './jsonrpc.ts'
+import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import type { InFlight, LiveSession } from './live-sessions.ts'
 import type {
   CreateMessageOptions,
@@ -106,48 +107,29 @@ export class HandlerRequestContext implements RequestContext, InFlight {
     this.#sink.send(notification('notifications/message', params))
   }
 
-  async elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {
-    const elicitation = this.#record.clientCapabilities.elicitation
-    if ('mode' in schema && schema.mode === 'url') {
-      if (elicitation?.url === undefined) throw missingCapability('elicitation.url')
-      const elicitationId = schema.elicitationId ?? crypto.randomUUID()
-      const params = { mode: 'url', message, url: schema.url, elicitationId }
-      return (await this.#ask('elicitation/create', params, options)) as ElicitResult
-    }
-    // `elicitation: {}` means form mode only (the 2025-06-18 shape).
-    if (elicitation === undefined || (elicitation.url !== undefined && elicitation.form === undefined)) {
-      throw missingCapability('elicitation.form')
-    }
-    return (await this.#ask('elicitation/create', { message, requestedSchema: schema }, options)) as ElicitResult
+  elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {
+    return elicit(this.#record.clientCapabilities, this.#asker(), message, schema, options)
   }
 
   elicitationComplete(elicitationId: string): void {
     this.#sink.send(notification('notifications/elicitation/complete', { elicitationId }))
   }
 
-  async createMessage(
-    messages: SamplingMessage[],
-    maxTokens: number,
-    options: CreateMessageOptions & ClientRequestOptions = {},
-  ): Promise<CreateMessageResult> {
-    const sampling = this.#record.clientCapabilities.sampling
-    if (sampling === undefined) throw missingCapability('sampling')
-    if ((options.tools !== undefined || options.toolChoice !== undefined) && sampling.tools === undefined) {
-      throw missingCapability('sampling.tools')
-    }
-    const { timeoutMs, onProgress, ...rest } = options
-    const params: JsonObject = { ...rest, messages, maxTokens }
-    return (await this.#ask('sampling/createMessage', params, { timeoutMs, onProgress })) as CreateMessageResult
+  createMessage(messages: SamplingMessage[], maxTokens: number, options?: CreateMessageOptions & ClientRequestOptions): Promise<CreateMessageResult> {
+    return createMessage(this.#record.clientCapabilities, this.#asker(), messages, maxTokens, options)
   }
 
-  async listRoots(options?: ClientRequestOptions): Promise<Root[]> {
-    if (this.#record.clientCapabilities.roots === undefined) throw missingCapability('roots')
-    const result = (await this.#ask('roots/list', undefined, options)) as { roots?: Root[] }
-    return Array.isArray(result.roots) ? result.roots : []
+  listRoots(options?: ClientRequestOptions): Promise<Root[]> {
+    return listRoots(this.#record.clientCapabilities, this.#asker(), options)
   }
 
   async ping(options?: ClientRequestOptions): Promise<void> {
     await this.#ask('ping', undefined, options)
+  }
+
+  /** `#ask` as a function, made only when a handler asks the client something (not per request). */
+  #asker(): Ask {
+    return (method, params, options) => this.#ask(method, params, options)
   }
 
   get requestState(): unknown {
@@ -164,44 +146,15 @@ export class HandlerRequestContext implements RequestContext, InFlight {
   /** Sends a server→client request on this request's stream and waits for the client's answer. */
   #ask(method: string, params: JsonObject | undefined, options: ClientRequestOptions = {}): Promise<unknown> {
     if (this.#cancelReason !== undefined) return Promise.reject(new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'))
-    const id = this.#host.nextClientRequestId()
-    const timeoutMs = options.timeoutMs ?? this.#host.readTimeoutMs
-    const onProgress = options.onProgress
-    let body: JsonObject | undefined = params
-    if (onProgress !== undefined) body = { ...params, _meta: { progressToken: id } }
-    const request: JsonRpcMessage = body === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: body }
-    const awaiting = this.#live.awaiting
-    const sink = this.#sink
-    return new Promise<unknown>((resolve, reject) => {
-      const settle = (): void => {
-        clearTimeout(timer)
-        awaiting.delete(id)
-        this.#controller?.signal.removeEventListener('abort', onAbort)
-      }
-      const giveUp = (reason: string, error: Error): void => {
-        settle()
-        sink.send(notification('notifications/cancelled', { requestId: id, reason }))
-        reject(error)
-      }
-      const onAbort = (): void => giveUp('the request that asked was cancelled', new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'))
-      const timer = setTimeout(
-        () => giveUp('timed out', new EdgeError('MCP_EDGE_CLIENT_TIMEOUT', `The client did not answer ${method} within ${timeoutMs} ms`)),
-        timeoutMs,
-      )
-      awaiting.set(id, {
-        resolve: (result) => { settle(); resolve(result) },
-        reject: (error) => { settle(); reject(error) },
-        progress: (progress, total, message) => {
-          if (onProgress?.(progress, total, message) === false) giveUp('cancelled by the server', new EdgeError('MCP_EDGE_REQUEST_CANCELLED', `${method} cancelled`))
-        },
-      })
-      this.signal.addEventListener('abort', onAbort, { once: true })
-      sink.send(request)
+    return askClient({
+      id: this.#host.nextClientRequestId(),
+      method,
+      params,
+      options,
+      defaultTimeoutMs: this.#host.readTimeoutMs,
+      awaiting: this.#live.awaiting,
+      send: (message) => this.#sink.send(message),
+      signal: this.signal,
     })
   }
-}
-
-// Local errors, not McpError: an uncaught one in a tool becomes an isError result the model can read.
-function missingCapability(capability: string): EdgeError {
-  return new EdgeError('MCP_EDGE_CLIENT_CAPABILITY_MISSING', `The client did not declare the ${capability} capability`)
 }

@@ -27,7 +27,7 @@ import {
   type ResourceTemplateDescriptor,
   type ToolDescriptor,
 } from './descriptors.ts'
-import { compileObjectSchema, forgetSchema, type ValidateFunction } from './json-schema.ts'
+import { compileObjectSchema, type ValidateFunction } from './json-schema.ts'
 import { UriTemplate } from './uri-template.ts'
 
 /** A registered tool with its compiled argument and output validators. */
@@ -63,6 +63,7 @@ export interface TemplateEntry {
   readonly matcher: UriTemplate
 }
 
+/** Any registry entry. */
 export type Entry = ToolEntry | PromptEntry | ResourceEntry | TemplateEntry
 
 /** Checks a component and builds its entry; throws an Error whose message names the component. */
@@ -84,14 +85,6 @@ export function toEntry(component: Component): Entry {
     throw new Error(`Invalid ${label(component)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
   }
   throw new Error(`Invalid component: unknown kind ${JSON.stringify(kind)}`)
-}
-
-/** Lets ajv drop the compiled schemas of an entry that left the registry. */
-export function disposeEntry(entry: Entry): void {
-  if ('tool' in entry) {
-    forgetSchema(entry.tool.inputSchema)
-    forgetSchema(entry.tool.outputSchema)
-  }
 }
 
 function toolEntry(tool: Tool): ToolEntry {

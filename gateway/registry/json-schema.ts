@@ -24,19 +24,39 @@ const DIALECT_07 = new Set(['http://json-schema.org/draft-07/schema', 'http://js
 // ajv-formats is CommonJS with `exports.default`; under NodeNext its default import is the module object.
 const addFormats = formats.default
 
-let ajv2020: Ajv2020 | undefined
-let ajv07: Ajv | undefined
+// ajv keeps every function it compiled, and its schema, in the instance's scope for the instance's
+// whole life (removeSchema does not release them), so one long-lived instance grows with every
+// re-registration. Each instance compiles at most this many schemas; a retired instance is freed
+// together with the last validator it made.
+const COMPILATIONS_PER_INSTANCE = 500
 
-function instanceFor(schema: JsonObject): Ajv2020 | Ajv {
+class Compiler {
+  readonly #make: () => Ajv | Ajv2020
+  #ajv: Ajv | Ajv2020 | undefined
+  #count = 0
+
+  constructor(make: () => Ajv | Ajv2020) {
+    this.#make = make
+  }
+
+  compile(schema: JsonObject): ValidateFunction {
+    if (this.#ajv === undefined || this.#count >= COMPILATIONS_PER_INSTANCE) {
+      this.#ajv = this.#make()
+      addFormats(this.#ajv)
+      this.#count = 0
+    }
+    this.#count++
+    return this.#ajv.compile(schema)
+  }
+}
+
+const compiler2020 = new Compiler(() => new Ajv2020(OPTIONS))
+const compiler07 = new Compiler(() => new Ajv(OPTIONS))
+
+function compilerFor(schema: JsonObject): Compiler {
   const dialect = schema.$schema
-  if (dialect === undefined || DIALECT_2020.has(dialect as string)) {
-    if (ajv2020 === undefined) addFormats((ajv2020 = new Ajv2020(OPTIONS)))
-    return ajv2020
-  }
-  if (DIALECT_07.has(dialect as string)) {
-    if (ajv07 === undefined) addFormats((ajv07 = new Ajv(OPTIONS)))
-    return ajv07
-  }
+  if (dialect === undefined || DIALECT_2020.has(dialect as string)) return compiler2020
+  if (DIALECT_07.has(dialect as string)) return compiler07
   throw new Error(`unsupported $schema ${JSON.stringify(dialect)} (use JSON Schema 2020-12 or draft-07)`)
 }
 
@@ -45,19 +65,12 @@ export function compileObjectSchema(schema: unknown): ValidateFunction {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new Error('must be a JSON Schema object')
   const object = schema as JsonObject
   if (object.type !== 'object') throw new Error('must be an object schema (type: "object")')
-  const ajv = instanceFor(object)
+  const compiler = compilerFor(object)
   try {
-    return ajv.compile(object)
+    return compiler.compile(object)
   } catch (err) {
     throw new Error(`does not compile: ${err instanceof Error ? err.message : String(err)}`)
   }
-}
-
-/** Drops ajv's cache entry for a schema that is no longer registered, so replaced tools do not pile up. */
-export function forgetSchema(schema: JsonObject | undefined): void {
-  if (schema === undefined) return
-  ajv2020?.removeSchema(schema)
-  ajv07?.removeSchema(schema)
 }
 
 /** One line naming the failing field, e.g. `/message must be string` or `must have required property 'message'`. */

@@ -9,14 +9,16 @@
 import type { ComponentKind } from '../protocol/context.ts'
 import type { Component, Prompt, Resource, ResourceTemplate, Tool } from './components.ts'
 import type { PromptDescriptor, ResourceDescriptor, ResourceTemplateDescriptor, ToolDescriptor } from './descriptors.ts'
-import { disposeEntry, toEntry, type Entry, type PromptEntry, type ResourceEntry, type TemplateEntry, type ToolEntry } from './entries.ts'
+import { toEntry, type Entry, type PromptEntry, type ResourceEntry, type TemplateEntry, type ToolEntry } from './entries.ts'
 import { Pager, type Page } from './pagination.ts'
 import type { TemplateVariables } from './uri-template.ts'
 
 /** The list a change concerns; template changes count as `resources` (one list_changed covers both). */
 export type ListName = 'tools' | 'prompts' | 'resources'
+/** Told which list changed; the protocol layer sends the matching `notifications/…/list_changed`. */
 export type ChangeListener = (list: ListName) => void
 
+/** How a route's registry pages its lists (the route's `pagination` config). */
 export interface RegistryOptions {
   /** Page size of each list; 0 sends the whole list in one page. Templates use the `resources` size. */
   pagination: { tools: number; prompts: number; resources: number }
@@ -64,7 +66,6 @@ export class Registry {
     const entry = map.get(key)
     if (entry === undefined) return false
     map.delete(key)
-    disposeEntry(entry)
     this.#changed(new Set([LIST_OF[kind]]))
     return true
   }
@@ -144,18 +145,19 @@ export class Registry {
     return undefined
   }
 
+  // Map.set on an existing key keeps its position: a replaced component stays where clients saw it.
   #put(entry: Entry): ListName {
-    if ('tool' in entry) return this.#set(this.#tools, entry.tool.name, entry, 'tools')
-    if ('prompt' in entry) return this.#set(this.#prompts, entry.prompt.name, entry, 'prompts')
-    if ('resource' in entry) return this.#set(this.#resources, entry.resource.uri, entry, 'resources')
-    return this.#set(this.#templates, entry.template.uriTemplate, entry, 'resources')
-  }
-
-  #set<E extends Entry>(map: Map<string, E>, key: string, entry: E, list: ListName): ListName {
-    const previous = map.get(key)
-    if (previous !== undefined) disposeEntry(previous)
-    map.set(key, entry)
-    return list
+    if ('tool' in entry) {
+      this.#tools.set(entry.tool.name, entry)
+      return 'tools'
+    }
+    if ('prompt' in entry) {
+      this.#prompts.set(entry.prompt.name, entry)
+      return 'prompts'
+    }
+    if ('resource' in entry) this.#resources.set(entry.resource.uri, entry)
+    else this.#templates.set(entry.template.uriTemplate, entry)
+    return 'resources'
   }
 
   #replace(kinds: readonly ComponentKind[], components: readonly Component[]): void {
@@ -166,11 +168,7 @@ export class Registry {
       }
     }
     const entries = components.map(toEntry)
-    for (const kind of kinds) {
-      const map = this.#mapOf(kind)
-      for (const entry of map.values()) disposeEntry(entry)
-      map.clear()
-    }
+    for (const kind of kinds) this.#mapOf(kind).clear()
     for (const entry of entries) this.#put(entry)
     this.#changed(new Set(kinds.map((kind) => LIST_OF[kind])))
   }

@@ -1,11 +1,46 @@
 /** Builds the store backend the config names. */
+import type { Logger } from 'pino'
 import type { StoreConfig } from '../config/types.ts'
+import { ClusterStore } from './cluster-client.ts'
+import type { IpcPeer } from './cluster-protocol.ts'
 import { MemoryStore } from './memory.ts'
+import { RedisStore } from './redis.ts'
 import type { SessionStore } from './store.ts'
 
-export function createStore(config: StoreConfig): SessionStore {
+export interface CreateStoreOptions {
+  /** Where the Redis backend reports outages and recoveries. */
+  logger?: Logger
+  /** The channel to the cluster primary (default: this worker's `process`). */
+  primary?: IpcPeer
+  env?: NodeJS.ProcessEnv
+}
+
+export function createStore(config: StoreConfig, options: CreateStoreOptions = {}): SessionStore {
   switch (config.type) {
     case 'memory':
       return new MemoryStore({ eventCapacity: config.event_capacity, cacheTtl: config.cache_ttl })
+    case 'cluster': {
+      const primary = options.primary ?? (process.send === undefined ? undefined : (process as unknown as IpcPeer))
+      if (primary === undefined) {
+        throw new Error('store type cluster lives in the cluster primary: start the gateway with `mcp-edge start` (workers > 1 or store type cluster)')
+      }
+      return new ClusterStore(primary)
+    }
+    case 'redis': {
+      const logger = options.logger
+      return new RedisStore({
+        url: config.url,
+        keyPrefix: config.key_prefix,
+        eventCapacity: config.event_capacity,
+        cacheTtl: config.cache_ttl,
+        connectTimeout: config.connect_timeout,
+        commandTimeout: config.command_timeout,
+        env: options.env,
+        onStatus: (status, error) => {
+          if (status === 'down') logger?.warn({ err: error }, 'redis unavailable: requests that need the session store get 503 until it is back')
+          else logger?.info('redis reachable again')
+        },
+      })
+    }
   }
 }

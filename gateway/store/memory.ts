@@ -35,6 +35,7 @@ export class MemoryBus implements Bus {
   readonly #listeners = new Map<string, Set<(message: BusMessage) => void>>()
 
   async publish(channel: string, message: BusMessage): Promise<void> {
+    await undefined
     const listeners = this.#listeners.get(channel)
     if (listeners === undefined) return
     for (const listener of listeners) listener(message)
@@ -86,19 +87,24 @@ export class MemoryStore implements SessionStore {
   }
 
   touch(id: string): void {
-    const entry = this.#sessions.get(id)
+    // Through #live: a touch must not bring back a session whose TTL already ran out.
+    const entry = this.#live(id)
     if (entry !== undefined) entry.lastSeen = Date.now()
   }
 
   async delete(id: string): Promise<boolean> {
-    const entry = this.#sessions.get(id)
+    const entry = this.#live(id)
     if (entry === undefined) return false
     this.#remove(entry)
     return true
   }
 
   async count(route: string): Promise<number> {
-    return this.#byRoute.get(route)?.size ?? 0
+    // Expired sessions wait for the sweep; they must not count against max_sessions meanwhile.
+    const ids = this.#byRoute.get(route)
+    if (ids === undefined) return 0
+    for (const id of ids) this.#live(id)
+    return ids.size
   }
 
   async sessionIds(route: string): Promise<string[]> {
@@ -127,6 +133,12 @@ export class MemoryStore implements SessionStore {
       if (event.stream === after.stream && event.seq > after.seq) events.push({ id: event.id, data: event.data })
     }
     return { stream: after.stream, events }
+  }
+
+  /** The session's idle TTL and the milliseconds left before it expires unless touched (the cluster primary tells workers, for their caches). */
+  lifetime(id: string): { idleTtlMs: number; expiresInMs: number } | undefined {
+    const entry = this.#live(id)
+    return entry === undefined ? undefined : { idleTtlMs: entry.idleTtlMs, expiresInMs: entry.lastSeen + entry.idleTtlMs - Date.now() }
   }
 
   async ready(): Promise<boolean> {

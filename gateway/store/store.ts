@@ -6,6 +6,7 @@
  * Only data lives here. What a worker holds for a session while serving it (open streams, requests
  * in flight, server→client requests awaiting an answer) is local and lives in protocol/live-sessions.ts.
  */
+import { EdgeError } from '../errors.ts'
 import type { ClientCapabilities, Implementation, LogLevel } from '../protocol/mcp-types.ts'
 
 /** Everything a worker needs to serve any request of a session. Small: it is read on every request. */
@@ -78,6 +79,18 @@ export interface SessionStore {
   /** Reports whether the store can serve requests (for /readyz). */
   ready(): Promise<boolean>
   close(): Promise<void>
+}
+
+/**
+ * The store cannot be reached (Redis down, the cluster primary gone, a command timed out). Backends
+ * throw it for every such failure, so transports answer 503 with JSON-RPC -32000 and the client retries.
+ */
+export class StoreUnavailableError extends EdgeError {
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super('MCP_EDGE_STORE_UNAVAILABLE', `Session store unavailable: ${reason}`)
+    this.name = 'StoreUnavailableError'
+    if (options?.cause !== undefined) this.cause = options.cause
+  }
 }
 
 /** Event ids are `<stream>/<seq>`: the stream they belong to is readable from the id alone. */

@@ -5,7 +5,10 @@
  * `GET` + `Last-Event-ID` and misses nothing; writes are chained so ids and bytes stay in order.
  */
 import type { ServerResponse } from 'node:http'
+import { STANDALONE_STREAM } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
+import { parseEventId } from '../store/store.ts'
+import { relayEnd, relayEvent } from './stream-relay.ts'
 
 /** Milliseconds a client should wait before reconnecting (sent in the priming event). */
 export const RECONNECT_DELAY_MS = 1000
@@ -35,9 +38,24 @@ export interface ChannelOptions {
   resumable: boolean
 }
 
+/** The channels that hold a connection in this process, so a draining worker can let them go. */
+const attached = new Set<SseChannel>()
+
+/**
+ * Ends every SSE connection of this process with a `retry` hint, keeping the streams: their clients
+ * reconnect (to another worker) with Last-Event-ID. Used when a worker drains; returns how many.
+ */
+export function detachAllStreams(retryMs: number): number {
+  const channels = [...attached]
+  for (const channel of channels) channel.detach(retryMs)
+  return channels.length
+}
+
 export class SseChannel {
   readonly streamId: string
   #connection: ServerResponse | undefined
+  /** After a resume: the highest sequence number the replay covered; logged events up to it are not sent again. */
+  #horizon = 0
   #chain: Promise<void> = Promise.resolve()
   #finished = false
   readonly #options: ChannelOptions
@@ -56,6 +74,7 @@ export class SseChannel {
   attach(raw: ServerResponse, onDetach?: () => void): void {
     this.#connection = raw
     this.#onDetach = onDetach
+    attached.add(this)
     raw.once('close', () => {
       if (this.#connection === raw) this.#drop()
     })
@@ -83,9 +102,11 @@ export class SseChannel {
       open()
       this.attach(raw, onDetach)
       for (const event of missed.events) if (event.data !== '') raw.write(sseEvent(event.data, event.id))
+      // What another worker logs reaches this channel by sendLogged, maybe after the replay sent it.
+      this.#horizon = Math.max(parseEventId(afterId)?.seq ?? 0, ...missed.events.map((event) => parseEventId(event.id)?.seq ?? 0))
       if (this.#finished) {
         raw.end()
-        this.#connection = undefined
+        this.#drop()
       }
     })
     return this.#chain.then(() => found)
@@ -100,16 +121,21 @@ export class SseChannel {
   sendLogged(data: string, id: string): void {
     if (this.#finished) return
     this.#chain = this.#chain.then(() => {
-      this.#connection?.write(sseEvent(data, id))
+      if ((parseEventId(id)?.seq ?? Infinity) > this.#horizon) this.#connection?.write(sseEvent(data, id))
     })
   }
 
-  /** Ends the stream after what is queued; the connection closes too. */
+  /** Ends the stream after what is queued; the connection closes too, and `onDetach` runs. */
   finish(): Promise<void> {
     this.#finished = true
-    return (this.#chain = this.#chain.then(() => {
+    return (this.#chain = this.#chain.then(async () => {
+      // Nobody here carries the stream: mark its end for a client following or resuming it elsewhere.
+      if (this.#connection === undefined && this.#options.resumable && this.streamId !== STANDALONE_STREAM) {
+        await relayEnd(this.#options.store, this.#options.sessionId, this.streamId)
+      }
       this.#connection?.end()
-      this.#connection = undefined
+      // The 'close' listener skips a connection ended here, so stop the keep-alive timer now.
+      this.#drop()
     }))
   }
 
@@ -138,7 +164,8 @@ export class SseChannel {
       .then(() => store.append(sessionId, streamId, data))
       .then(
         (id) => {
-          this.#connection?.write(sseEvent(data, id, retryMs))
+          if (this.#connection !== undefined) this.#connection.write(sseEvent(data, id, retryMs))
+          else relayEvent(store, sessionId, streamId, id, data)
         },
         () => {
           // The log is unreachable: deliver live without an id rather than lose the event.
@@ -148,6 +175,7 @@ export class SseChannel {
   }
 
   #drop(): void {
+    attached.delete(this)
     this.#connection = undefined
     const onDetach = this.#onDetach
     this.#onDetach = undefined

@@ -38,6 +38,7 @@ t.test('defaults land everywhere', async (t) => {
     workers: 1,
     store: { type: 'memory', event_capacity: 1024, cache_ttl: 90 },
     body_limit: 4194304,
+    drain_timeout: 10,
     log: { level: 'info' },
     routes: [{
       location: '/mcp',

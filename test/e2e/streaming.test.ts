@@ -153,3 +153,18 @@ t.test('server.log reaches every session whose level lets it through', async (t)
   t.same(loud, ['info'])
   t.same(quiet, [], 'the error-level session does not get info')
 })
+
+t.test('route events and server requests outside any request (on the GET stream)', async (t) => {
+  const gateway = await gatewayWith(t, [route])
+  const before = observed.initialized
+  const client = await connect(t, `${gateway.url}/live`, everything, (c) => {
+    c.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///later' }] }))
+  })
+  await eventually(() => observed.initialized === before + 1)
+  t.pass('the initialized event reached the handler')
+  await eventually(() => [...gateway.endpoints.get('/live')!.live.entries()].some(([, live]) => live.outlet !== undefined))
+  observed.backgroundRoots = ''
+  t.equal(text(await client.callTool({ name: 'background_roots' })), 'started')
+  await eventually(() => observed.backgroundRoots !== '')
+  t.equal(observed.backgroundRoots, 'file:///later', 'the answer came back to the waiting background task')
+})

@@ -18,6 +18,10 @@ export function fakeContext(controller = new AbortController()): RequestContext 
     resourceUpdated: async () => {},
     enable: async () => {},
     disable: async () => {},
+    elicit: unavailable,
+    createMessage: unavailable,
+    listRoots: unavailable,
+    ping: unavailable,
   }
   return {
     _meta: undefined,

@@ -118,6 +118,15 @@ t.test('draft-07 and dialect-less schemas work, vendor keywords are ignored, sha
   t.ok(registry.tool('format')!.validateInput({ at: '2025-11-25T10:00:00Z' }))
 })
 
+t.test('validators stay valid across many compilations (ajv instances are recycled)', async (t) => {
+  const registry = new Registry(noPages)
+  const schema = (i: number) => ({ type: 'object', properties: { [`p${i}`]: { type: 'integer' } } })
+  for (let i = 0; i < 1200; i++) registry.register(mcp.tool(`tool_${i}`, text, { inputSchema: schema(i) }))
+  t.notOk(registry.tool('tool_0')!.validateInput({ p0: 'x' }), 'the first generation still rejects')
+  t.ok(registry.tool('tool_0')!.validateInput({ p0: 1 }))
+  t.notOk(registry.tool('tool_1199')!.validateInput({ p1199: 1.5 }))
+})
+
 t.test('descriptors: defaults, omitted keys, clipped priority, prompt arguments', async (t) => {
   const registry = new Registry(noPages)
   const icons = [{ src: 'https://example.com/i.png' }]

@@ -1,0 +1,248 @@
+/**
+ * JSON-RPC over a client transport: id correlation, per-request timeouts, progress tokens whose
+ * callback may cancel, cancellation by AbortSignal, and the server's own requests dispatched to
+ * handlers (answered with their result, or with the error they throw).
+ *
+ *   request() ── id, timer, progressToken ──► transport.send
+ *       ▲                                          │
+ *       └── result / RpcError / TimeoutError ◄─────┤ onmessage: response → pending[id]
+ *                                                  │            progress → pending[token].onProgress (false → cancel)
+ *                                                  │            request  → handler → response
+ *                                                  │            notification → handler
+ */
+import { McpError, RpcCode } from '../errors.ts'
+import type { ClientRequestOptions } from '../protocol/context.ts'
+import { classify, errorMessage, resultMessage, type JsonRpcMessage, type JsonRpcRequest, type RequestId } from '../protocol/jsonrpc.ts'
+import type { JsonObject } from '../protocol/mcp-types.ts'
+import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError } from './errors.ts'
+import type { Transport } from './transport.ts'
+
+/**
+ * Per-request options: `timeoutMs` (the client's default otherwise), `onProgress` (called on each
+ * progress notification; return `false` to cancel the request), `signal` (aborting cancels it).
+ */
+export type RequestOptions = ClientRequestOptions & { signal?: AbortSignal }
+
+/** What a handler of a server→client request receives besides its params. */
+export interface IncomingRequestExtra {
+  requestId: RequestId
+  /** Aborted when the server cancels its request; the answer is then not sent. */
+  signal: AbortSignal
+}
+
+export type RequestHandler = (params: JsonObject, extra: IncomingRequestExtra) => JsonObject | Promise<JsonObject>
+export type NotificationHandler = (params: JsonObject) => void
+
+interface Pending {
+  finish(error: Error | undefined, result?: JsonObject): void
+  cancel(reason: string): void
+  onProgress: ClientRequestOptions['onProgress']
+}
+
+export class Protocol {
+  readonly transport: Transport
+  /** Errors that end no request: a malformed server message, a lost standalone stream, a throwing handler. */
+  onerror?: (error: Error) => void
+  /** Called once when the transport is gone. */
+  onclose?: () => void
+
+  readonly #timeoutMs: number
+  #nextId = 0
+  #closed = false
+  readonly #pending = new Map<RequestId, Pending>()
+  readonly #incoming = new Map<RequestId, AbortController>()
+  readonly #requestHandlers = new Map<string, RequestHandler>()
+  readonly #notificationHandlers = new Map<string, NotificationHandler>()
+
+  constructor(transport: Transport, defaultTimeoutMs: number) {
+    this.transport = transport
+    this.#timeoutMs = defaultTimeoutMs
+    transport.onmessage = (message) => this.#receive(message)
+    transport.onerror = (error) => this.#transportError(error)
+    transport.onclose = () => this.#transportClosed()
+  }
+
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  /** Sends a request and resolves with its result; rejects with RpcError, TimeoutError, CancelledError or TransportError. */
+  request(method: string, params?: JsonObject, options: RequestOptions = {}): Promise<JsonObject> {
+    if (this.#closed) return Promise.reject(new TransportError('The client is closed'))
+    const { signal, onProgress } = options
+    if (signal?.aborted) return Promise.reject(new CancelledError(reasonOf(signal.reason)))
+    const id = ++this.#nextId
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs
+    let body = params
+    if (onProgress !== undefined) body = { ...params, _meta: { ...(params?._meta as JsonObject | undefined), progressToken: id } }
+    const message: JsonRpcRequest = body === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: body }
+
+    return new Promise<JsonObject>((resolve, reject) => {
+      const finish = (error: Error | undefined, result?: JsonObject): void => {
+        if (!this.#pending.delete(id)) return
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        if (error === undefined) resolve(result!)
+        else reject(error)
+      }
+      // initialize must not be cancelled (MCP lifecycle); it just fails.
+      const tellServer = (reason: string): void => {
+        if (method !== 'initialize') this.#sendCancelled(id, reason)
+      }
+      const cancel = (reason: string): void => {
+        if (!this.#pending.has(id)) return
+        tellServer(reason)
+        finish(new CancelledError(reason, { requestId: id }))
+      }
+      const onAbort = (): void => cancel(reasonOf(signal?.reason))
+      const timer = setTimeout(() => {
+        tellServer(`timed out after ${timeoutMs} ms`)
+        finish(new TimeoutError(`${method} got no answer within ${timeoutMs} ms`, timeoutMs, { requestId: id }))
+      }, timeoutMs)
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#pending.set(id, { finish, cancel, onProgress })
+      this.transport.send(message).catch((error: unknown) => finish(asTransportError(error, id)))
+    })
+  }
+
+  /** Sends a notification; rejects when the transport could not deliver it. */
+  async notify(method: string, params?: JsonObject): Promise<void> {
+    if (this.#closed) throw new TransportError('The client is closed')
+    await this.transport.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params })
+  }
+
+  /** Answers the server's `method` requests with `handler`; methods without a handler get -32601. */
+  setRequestHandler(method: string, handler: RequestHandler): void {
+    this.#requestHandlers.set(method, handler)
+  }
+
+  setNotificationHandler(method: string, handler: NotificationHandler): void {
+    this.#notificationHandlers.set(method, handler)
+  }
+
+  /** Closes the transport; pending requests reject with TransportError. */
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    try {
+      await this.transport.close()
+    } finally {
+      this.#transportClosed()
+    }
+  }
+
+  #sendCancelled(requestId: RequestId, reason: string): void {
+    if (this.#closed) return
+    this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } }).catch(() => undefined)
+  }
+
+  #receive(raw: JsonRpcMessage): void {
+    let incoming
+    try {
+      incoming = classify(raw)
+    } catch (error) {
+      const body = raw as { id?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } }
+      if (body.id === null && typeof body.error?.code === 'number') {
+        this.onerror?.(new RpcError(body.error.code, String(body.error.message), body.error.data))
+      } else {
+        this.onerror?.(new ProtocolError(`The server sent an invalid message: ${(error as Error).message}`))
+      }
+      return
+    }
+    switch (incoming.kind) {
+      case 'response': {
+        const message = incoming.message
+        const id = message.id as RequestId // classify() refuses a response without one
+        const pending = this.#pending.get(id)
+        if (pending === undefined) return // answered after a timeout or a cancellation
+        if ('error' in message) pending.finish(new RpcError(message.error.code, message.error.message, message.error.data))
+        else if (typeof message.result === 'object' && message.result !== null) pending.finish(undefined, message.result)
+        else pending.finish(new ProtocolError('The server answered with a result that is not an object', { requestId: id }))
+        return
+      }
+      case 'notification':
+        return this.#notification(incoming.message.method, incoming.message.params ?? {})
+      case 'request':
+        void this.#serve(incoming.message)
+    }
+  }
+
+  #notification(method: string, params: JsonObject): void {
+    if (method === 'notifications/progress') return this.#progress(params)
+    if (method === 'notifications/cancelled') {
+      this.#incoming.get(params.requestId as RequestId)?.abort(params.reason)
+      return
+    }
+    const handler = this.#notificationHandlers.get(method)
+    if (handler === undefined) return
+    try {
+      handler(params)
+    } catch (error) {
+      this.onerror?.(error as Error)
+    }
+  }
+
+  #progress(params: JsonObject): void {
+    const pending = this.#pending.get(params.progressToken as RequestId)
+    if (pending?.onProgress === undefined || typeof params.progress !== 'number') return
+    let verdict: boolean | void
+    try {
+      verdict = pending.onProgress(params.progress, params.total as number | undefined, params.message as string | undefined)
+    } catch (error) {
+      pending.cancel(`the progress callback threw: ${(error as Error).message}`)
+      return
+    }
+    if (verdict === false) pending.cancel('cancelled by the progress callback')
+  }
+
+  async #serve(request: JsonRpcRequest): Promise<void> {
+    const { id, method } = request
+    const handler = this.#requestHandlers.get(method)
+    if (handler === undefined) return this.#answer(errorMessage(id, RpcCode.MethodNotFound, `Method not found: ${method}`))
+    const controller = new AbortController()
+    this.#incoming.set(id, controller)
+    try {
+      const result = await handler(request.params ?? {}, { requestId: id, signal: controller.signal })
+      if (!controller.signal.aborted) this.#answer(resultMessage(id, result))
+    } catch (error) {
+      if (controller.signal.aborted) return
+      const code = error instanceof McpError ? error.code : RpcCode.InternalError
+      const data = error instanceof McpError ? error.data : undefined
+      this.#answer(errorMessage(id, code, (error as Error).message, data))
+    } finally {
+      this.#incoming.delete(id)
+    }
+  }
+
+  #answer(message: JsonRpcMessage): void {
+    if (this.#closed) return
+    this.transport.send(message).catch((error: unknown) => this.onerror?.(error as Error))
+  }
+
+  #transportError(error: Error): void {
+    const requestId = (error as { requestId?: RequestId }).requestId
+    const pending = requestId === undefined ? undefined : this.#pending.get(requestId)
+    if (pending !== undefined) pending.finish(error)
+    else this.onerror?.(error)
+  }
+
+  #transportClosed(): void {
+    this.#closed = true
+    for (const [id, pending] of this.#pending) pending.finish(new TransportError('The connection closed before the answer came', { requestId: id }))
+    for (const controller of this.#incoming.values()) controller.abort('connection closed')
+    this.#incoming.clear()
+    const onclose = this.onclose
+    this.onclose = undefined
+    onclose?.()
+  }
+}
+
+function reasonOf(reason: unknown): string {
+  if (reason instanceof Error) return reason.message
+  return reason === undefined ? 'aborted' : String(reason)
+}
+
+function asTransportError(error: unknown, requestId: RequestId): Error {
+  if (error instanceof TransportError || error instanceof TimeoutError || error instanceof ProtocolError) return error
+  return new TransportError(`Could not send the request: ${(error as Error).message}`, { requestId, cause: error })
+}

@@ -1,0 +1,94 @@
+/**
+ * A Server-Sent Events parser (WHATWG HTML §9.2.6 "Interpreting an event stream"): lines end with
+ * CRLF, LF or CR; `data` lines join with LF; `id` and `retry` are reported with the event that
+ * carries them even when its data is empty, because MCP's priming event is exactly that (an id, a
+ * retry, no data) and the client must remember both to resume.
+ */
+
+export interface SseEvent {
+  /** The `event` field, `message` when absent. */
+  event: string
+  data: string
+  /** The `id` field of this event, when it had one. */
+  id?: string
+  /** The `retry` field of this event in milliseconds, when it had a valid one. */
+  retry?: number
+}
+
+export class SseParser {
+  #buffer = ''
+  #started = false
+  #data: string[] = []
+  #event = ''
+  #id: string | undefined
+  #retry: number | undefined
+
+  /** Feeds decoded text; returns the events it completed. `final` says no more text follows. */
+  push(text: string, final = false): SseEvent[] {
+    this.#buffer += text
+    if (!this.#started && this.#buffer.length > 0) {
+      this.#started = true
+      if (this.#buffer.charCodeAt(0) === 0xfeff) this.#buffer = this.#buffer.slice(1)
+    }
+    const events: SseEvent[] = []
+    let start = 0
+    for (let i = 0; i < this.#buffer.length; i++) {
+      const char = this.#buffer[i]
+      if (char !== '\n' && char !== '\r') continue
+      // A CR at the very end may be the first half of a CRLF split across chunks: wait for more.
+      if (char === '\r' && i === this.#buffer.length - 1 && !final) break
+      const event = this.#line(this.#buffer.slice(start, i))
+      if (event !== undefined) events.push(event)
+      if (char === '\r' && this.#buffer[i + 1] === '\n') i++
+      start = i + 1
+    }
+    this.#buffer = this.#buffer.slice(start)
+    return events
+  }
+
+  #line(line: string): SseEvent | undefined {
+    if (line === '') return this.#dispatch()
+    if (line.startsWith(':')) return undefined
+    const colon = line.indexOf(':')
+    const field = colon === -1 ? line : line.slice(0, colon)
+    let value = colon === -1 ? '' : line.slice(colon + 1)
+    if (value.startsWith(' ')) value = value.slice(1)
+    switch (field) {
+      case 'data':
+        this.#data.push(value)
+        break
+      case 'event':
+        this.#event = value
+        break
+      case 'id':
+        if (!value.includes('\0')) this.#id = value
+        break
+      case 'retry':
+        if (/^\d+$/.test(value)) this.#retry = Number(value)
+        break
+    }
+    return undefined
+  }
+
+  #dispatch(): SseEvent | undefined {
+    const nothing = this.#data.length === 0 && this.#id === undefined && this.#retry === undefined
+    const event: SseEvent = { event: this.#event || 'message', data: this.#data.join('\n') }
+    if (this.#id !== undefined) event.id = this.#id
+    if (this.#retry !== undefined) event.retry = this.#retry
+    this.#data = []
+    this.#event = ''
+    this.#id = undefined
+    this.#retry = undefined
+    return nothing ? undefined : event
+  }
+}
+
+/** The events of a response body, in order; an event cut off by the end of the body is dropped. */
+export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+  const parser = new SseParser()
+  const decoder = new TextDecoder()
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    yield* parser.push(decoder.decode(chunk, { stream: true }))
+  }
+  yield* parser.push(decoder.decode(), true)
+}

@@ -1,0 +1,302 @@
+/**
+ * The Streamable HTTP client transport (MCP 2025-11-25 §Transports), on the global `fetch`:
+ *
+ *   send(request)      POST ─► 200 application/json ─► onmessage(response)
+ *                           └► 200 text/event-stream ─► onmessage(each event) … response
+ *                                   │ dropped after an event id, no response yet
+ *                                   └► wait `retry` ms ─► GET + Last-Event-ID ─► same stream, resumed
+ *   send(notification) POST ─► 202
+ *   after notifications/initialized: GET ─► standalone stream (server notifications and requests), 405 = none
+ *   close()            abort every exchange ─► DELETE (405 is fine)
+ *
+ * The `mcp-session-id` from the initialize response and the negotiated `mcp-protocol-version` go on
+ * every later request. A request's stream is dropped when the client cancels that request.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { JsonRpcMessage, RequestId } from '../protocol/jsonrpc.ts'
+import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
+import { readSse } from './sse-parser.ts'
+import type { Transport } from './transport.ts'
+
+export interface StreamableHttpOptions {
+  /** The MCP endpoint. */
+  url: string | URL
+  /** Sent as the `authorization` header of every request, e.g. `Bearer <token>`. */
+  authorization?: string
+  /** Extra headers for every request. */
+  headers?: Record<string, string>
+  /** Open the standalone GET stream after initialize (needed for resource updates and list_changed); default true. */
+  standaloneStream?: boolean
+  /**
+   * Milliseconds to wait for the response head of a notification, response, GET or DELETE; default
+   * 30 000. A request's POST is bounded by the request's own timeout instead.
+   */
+  timeoutMs?: number
+  /** Milliseconds before reconnecting a stream when the server sent no `retry`; default 1000. */
+  reconnectDelayMs?: number
+  /** Reconnection attempts in a row (without an event between them) before a stream is given up; default 3. */
+  maxReconnects?: number
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch
+}
+
+/** A stream being followed: the request it answers (none for the standalone stream) and where to resume. */
+interface Stream {
+  requestId?: RequestId
+  signal: AbortSignal
+  lastEventId?: string
+  retryMs?: number
+}
+
+const TIMEOUT = Symbol('timeout')
+
+export class StreamableHttpTransport implements Transport {
+  onmessage?: (message: JsonRpcMessage) => void
+  onclose?: () => void
+  onerror?: (error: Error) => void
+
+  readonly #url: URL
+  readonly #options: StreamableHttpOptions
+  readonly #fetch: typeof fetch
+  #sessionId: string | undefined
+  #protocolVersion: string | undefined
+  #closed = false
+  /** Every exchange in flight, aborted by close(). */
+  readonly #live = new Set<AbortController>()
+  /** The exchange of each request in flight, aborted when the client cancels the request. */
+  readonly #requests = new Map<RequestId, AbortController>()
+
+  constructor(options: StreamableHttpOptions) {
+    this.#options = options
+    this.#url = new URL(options.url)
+    this.#fetch = options.fetch ?? fetch
+  }
+
+  get sessionId(): string | undefined {
+    return this.#sessionId
+  }
+
+  async start(): Promise<void> {
+    if (this.#closed) throw new TransportError('The transport is closed')
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version
+  }
+
+  async send(message: JsonRpcMessage): Promise<void> {
+    if (this.#closed) throw new TransportError('The transport is closed')
+    await this.#post(message)
+    if (!('method' in message)) return
+    if (message.method === 'notifications/cancelled') this.#requests.get(message.params?.requestId as RequestId)?.abort()
+    // Waiting for the stream's head means nothing the server sends after initialize can be missed.
+    if (message.method === 'notifications/initialized' && this.#options.standaloneStream !== false) await this.#openStandalone()
+  }
+
+  /** POSTs one message and delivers what answers it: nothing (202), a JSON body, or an SSE stream followed in the background. */
+  async #post(message: JsonRpcMessage): Promise<void> {
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined
+    const controller = this.#track(new AbortController())
+    if (requestId !== undefined) this.#requests.set(requestId, controller)
+    let streaming = false
+    try {
+      const response = await this.#request('POST', { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, controller.signal, {
+        body: JSON.stringify(message),
+        timeoutMs: requestId === undefined ? this.#timeoutMs : undefined,
+        requestId,
+      })
+      const sessionId = response.headers.get('mcp-session-id')
+      if (sessionId !== null) this.#sessionId = sessionId
+      if (response.status === 202) return void (await response.body?.cancel())
+      if (!response.ok) throw await statusError(response, requestId)
+      const type = response.headers.get('content-type') ?? ''
+      if (type.includes('text/event-stream')) {
+        streaming = true
+        void this.#follow(response, { requestId, signal: controller.signal }).finally(() => this.#untrack(controller, requestId))
+      } else if (type.includes('application/json')) {
+        this.#deliverJson(await response.text(), requestId)
+      } else {
+        await response.body?.cancel()
+        throw new TransportError(`POST answered ${response.status} with an unexpected content type "${type}"`, { requestId, status: response.status })
+      }
+    } catch (error) {
+      if (controller.signal.aborted && !(error instanceof TimeoutError)) return // cancelled or closed: nothing to report
+      throw error
+    } finally {
+      if (!streaming) this.#untrack(controller, requestId)
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    if (this.#sessionId !== undefined) {
+      try {
+        const response = await this.#request('DELETE', {}, new AbortController().signal, { timeoutMs: this.#timeoutMs })
+        await response.body?.cancel()
+      } catch {
+        // The session ends on its own when the server is gone or refuses DELETE.
+      }
+    }
+    for (const controller of this.#live) controller.abort()
+    this.#live.clear()
+    this.#requests.clear()
+    this.onclose?.()
+  }
+
+  get #timeoutMs(): number {
+    return this.#options.timeoutMs ?? 30_000
+  }
+
+  #track(controller: AbortController): AbortController {
+    this.#live.add(controller)
+    return controller
+  }
+
+  #untrack(controller: AbortController, requestId: RequestId | undefined): void {
+    this.#live.delete(controller)
+    if (requestId !== undefined && this.#requests.get(requestId) === controller) this.#requests.delete(requestId)
+  }
+
+  #deliverJson(text: string, requestId: RequestId | undefined): void {
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch {
+      throw new ProtocolError(`The server answered with invalid JSON: ${text.slice(0, 200)}`, { requestId })
+    }
+    for (const message of Array.isArray(body) ? body : [body]) this.onmessage?.(message as JsonRpcMessage)
+  }
+
+  /** Reads an SSE stream to its end, resuming it with GET + Last-Event-ID while it may still carry an answer. */
+  async #follow(first: Response, stream: Stream): Promise<void> {
+    let response: Response | undefined = first
+    let failures = 0
+    for (;;) {
+      let answered = false
+      if (response !== undefined) {
+        const read = await this.#read(response, stream)
+        answered = read.answered
+        if (read.events > 0) failures = 0
+      }
+      if (this.#closed || stream.signal.aborted || answered) return
+      if (stream.requestId !== undefined && stream.lastEventId === undefined) {
+        return this.#lost(stream, 'the stream ended before the response and carried no event id to resume from')
+      }
+      if (++failures > (this.#options.maxReconnects ?? 3)) return this.#lost(stream, `${failures - 1} reconnections in a row failed`)
+      try {
+        await sleep(stream.retryMs ?? this.#options.reconnectDelayMs ?? 1000, undefined, { signal: stream.signal })
+      } catch {
+        return // closed or cancelled while waiting
+      }
+      response = undefined
+      try {
+        const headers: Record<string, string> = { accept: 'text/event-stream' }
+        if (stream.lastEventId !== undefined) headers['last-event-id'] = stream.lastEventId
+        const resumed = await this.#request('GET', headers, stream.signal, { timeoutMs: this.#timeoutMs, requestId: stream.requestId })
+        if (resumed.ok) response = resumed
+        else if (resumed.status === 404 || resumed.status === 405) return this.#lost(stream, (await statusError(resumed, stream.requestId)).message, resumed.status)
+        else await resumed.body?.cancel()
+      } catch {
+        if (this.#closed || stream.signal.aborted) return
+      }
+    }
+  }
+
+  /** Delivers the events of one connection; `answered` once it carried the answer to the stream's request. */
+  async #read(response: Response, stream: Stream): Promise<{ answered: boolean; events: number }> {
+    let answered = false
+    let events = 0
+    if (response.body === null) return { answered, events }
+    try {
+      for await (const event of readSse(response.body)) {
+        events++
+        if (event.id !== undefined) stream.lastEventId = event.id
+        if (event.retry !== undefined) stream.retryMs = event.retry
+        if (event.event !== 'message' || event.data === '') continue
+        let message: JsonRpcMessage
+        try {
+          message = JSON.parse(event.data) as JsonRpcMessage
+        } catch {
+          this.onerror?.(new ProtocolError(`The server sent an SSE event that is not JSON: ${event.data.slice(0, 200)}`))
+          continue
+        }
+        if (stream.requestId !== undefined && !('method' in message) && message.id === stream.requestId) answered = true
+        this.onmessage?.(message)
+      }
+    } catch {
+      // A dropped connection ends the loop like a clean end; #follow decides whether to resume.
+    }
+    return { answered, events }
+  }
+
+  #lost(stream: Stream, reason: string, status?: number): void {
+    if (this.#closed || stream.signal.aborted) return
+    const what = stream.requestId === undefined ? 'The standalone stream' : `The stream of request ${stream.requestId}`
+    this.onerror?.(new TransportError(`${what} was lost: ${reason}`, { requestId: stream.requestId, status }))
+  }
+
+  /** Opens the standalone GET stream; resolves once it is open (or refused), then follows it in the background. */
+  async #openStandalone(): Promise<void> {
+    const controller = this.#track(new AbortController())
+    const report = (error: unknown): void => {
+      this.#untrack(controller, undefined)
+      if (!this.#closed && !controller.signal.aborted) this.onerror?.(error as Error)
+    }
+    let response: Response
+    try {
+      response = await this.#request('GET', { accept: 'text/event-stream' }, controller.signal, { timeoutMs: this.#timeoutMs })
+      if (response.status === 405) {
+        this.#untrack(controller, undefined)
+        return void (await response.body?.cancel()) // the server offers no standalone stream
+      }
+      if (!response.ok) throw await statusError(response, undefined)
+    } catch (error) {
+      return report(error)
+    }
+    void this.#follow(response, { signal: controller.signal }).then(() => this.#untrack(controller, undefined), report)
+  }
+
+  /** One HTTP exchange up to its response head; `timeoutMs` bounds the wait for the head only. */
+  async #request(
+    method: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+    options: { body?: string; timeoutMs?: number | undefined; requestId?: RequestId | undefined },
+  ): Promise<Response> {
+    const { timeoutMs, requestId } = options
+    const timer = new AbortController()
+    const timeout = timeoutMs === undefined ? undefined : setTimeout(() => timer.abort(TIMEOUT), timeoutMs)
+    try {
+      return await this.#fetch(this.#url, { method, headers: this.#headers(headers), body: options.body, signal: AbortSignal.any([signal, timer.signal]) })
+    } catch (error) {
+      if (timer.signal.aborted) throw new TimeoutError(`${method} ${this.#url} sent no response head within ${timeoutMs} ms`, timeoutMs!, { requestId })
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause
+      const detail = cause?.code ?? cause?.message ?? (error as Error).message
+      throw new TransportError(`${method} ${this.#url} failed: ${detail}`, { requestId, cause: error })
+    } finally {
+      clearTimeout(timeout)
+    }
+  }
+
+  #headers(extra: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = { ...this.#options.headers, ...extra }
+    if (this.#options.authorization !== undefined) headers.authorization = this.#options.authorization
+    if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId
+    if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion
+    return headers
+  }
+}
+
+/** A TransportError for a refused HTTP exchange, with the server's JSON-RPC error message when it sent one. */
+async function statusError(response: Response, requestId: RequestId | undefined): Promise<TransportError> {
+  const text = await response.text().catch(() => '')
+  let detail = text.slice(0, 200)
+  try {
+    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message
+    if (typeof message === 'string') detail = message
+  } catch {
+    // not JSON: keep the text
+  }
+  return new TransportError(`HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`, { status: response.status, requestId })
+}

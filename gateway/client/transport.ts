@@ -1,0 +1,44 @@
+/**
+ * The seam between the client's protocol layer and the wire. A transport moves whole JSON-RPC
+ * messages and knows nothing of ids, timeouts or methods beyond what its framing needs:
+ *
+ *   McpClient ─► Protocol ─► Transport.send(message) ──► wire (HTTP POST · WebSocket frame · stdin line)
+ *                    ▲
+ *                    └────── Transport.onmessage(message) ◄── wire (JSON · SSE event · frame · stdout line)
+ *
+ * Implementations: `streamable-http.ts`, `websocket.ts`, `stdio.ts`.
+ */
+import type { JsonRpcMessage } from '../protocol/jsonrpc.ts'
+
+export interface Transport {
+  /** Opens the connection (spawns the process, opens the socket); HTTP has nothing to open. Rejects with TransportError. */
+  start(): Promise<void>
+
+  /**
+   * Hands one message to the wire. Rejects (TransportError, TimeoutError) when it could not be
+   * delivered; for a request, that rejection ends the request.
+   */
+  send(message: JsonRpcMessage): Promise<void>
+
+  /** Closes the connection and ends the session where the transport has one (HTTP DELETE); idempotent. */
+  close(): Promise<void>
+
+  /** Every message the server sends, in the order the wire delivered it. */
+  onmessage?: (message: JsonRpcMessage) => void
+
+  /** Called once when the connection is gone, whether `close()` or the other side ended it. */
+  onclose?: () => void
+
+  /**
+   * A failure outside any `send()`: an unparseable message, a stream that could not be resumed, a
+   * read timeout. When the error names a `requestId` (a TransportError, TimeoutError), that request
+   * can no longer be answered and the protocol layer ends it with this error.
+   */
+  onerror?: (error: Error) => void
+
+  /** Told the negotiated protocol version after initialize (HTTP sends it as MCP-Protocol-Version). */
+  setProtocolVersion?(version: string): void
+
+  /** The session id the server issued, where the transport carries one (HTTP `mcp-session-id`). */
+  readonly sessionId?: string | undefined
+}

@@ -1,0 +1,97 @@
+/**
+ * One worker under the cluster primary (cluster.ts): serves the gateway on the shared port and, when
+ * told to stop (the primary's `drain`, SIGTERM, SIGINT, or the primary going away), drains:
+ *
+ *   stop accepting ──► end SSE connections with a retry hint (clients resume elsewhere with
+ *   Last-Event-ID) ──► wait for requests in flight, up to drain_timeout ──► close the rest ──► exit 0
+ *
+ * Streams whose handler is still running when their connection ends keep going: their events reach
+ * the log and the bus, so the worker where the client resumes forwards them.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { GatewayConfig } from './config/types.ts'
+import { startGateway, type Gateway } from './server.ts'
+import { RECONNECT_DELAY_MS, detachAllStreams } from './transport/sse.ts'
+
+/** What the primary and a worker tell each other, besides the store's traffic. */
+export type ClusterSignal =
+  | { mcpEdgeCluster: 'drain' }
+  | { mcpEdgeCluster: 'fatal'; reason: string }
+
+export function isClusterSignal(message: unknown): message is ClusterSignal {
+  return typeof message === 'object' && message !== null && 'mcpEdgeCluster' in message
+}
+
+/** Requests this process is still working on: HTTP responses not yet sent, and handlers still running. */
+function inFlight(gateway: Gateway, responses: ReadonlySet<ServerResponse>): number {
+  let handlers = 0
+  for (const endpoint of gateway.endpoints.values()) {
+    for (const [, live] of endpoint.live.entries()) handlers += live.inflight.size
+  }
+  return responses.size + handlers
+}
+
+/**
+ * Stops the gateway gracefully: nothing new is accepted, SSE clients are told to reconnect, requests
+ * in flight get up to `timeoutMs`; then whatever is left is closed.
+ */
+export async function drainGateway(gateway: Gateway, timeoutMs: number, responses: Set<ServerResponse>): Promise<void> {
+  const { app } = gateway
+  const server = app.server
+  const deadline = Date.now() + timeoutMs
+  // Responses still to come say `Connection: close`, so a client's next request opens a connection elsewhere.
+  for (const response of responses) if (!response.headersSent) response.shouldKeepAlive = false
+  server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    response.shouldKeepAlive = false
+  })
+  const closed = app.close()
+  const detached = detachAllStreams(RECONNECT_DELAY_MS)
+  app.log.info({ detached, inFlight: inFlight(gateway, responses), timeoutMs }, 'draining')
+  while (inFlight(gateway, responses) > 0 && Date.now() < deadline) {
+    server.closeIdleConnections()
+    await sleep(25)
+  }
+  const left = inFlight(gateway, responses)
+  if (left > 0) app.log.warn({ inFlight: left }, 'drain timeout: closing what is left')
+  detachAllStreams(RECONNECT_DELAY_MS)
+  server.closeAllConnections()
+  await closed
+  await gateway.close()
+}
+
+/** Runs this process as a cluster worker; resolves once it listens. The process exits after a drain. */
+export async function runWorker(config: GatewayConfig): Promise<void> {
+  process.on('uncaughtException', (error) => {
+    // Say why before dying, so the primary's log line has the reason.
+    process.send?.({ mcpEdgeCluster: 'fatal', reason: error.stack ?? error.message } satisfies ClusterSignal)
+    process.stderr.write(`${error.stack ?? error.message}\n`)
+    process.exit(1)
+  })
+  const gateway = await startGateway(config)
+  const responses = new Set<ServerResponse>()
+  gateway.app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    responses.add(response)
+    response.once('close', () => responses.delete(response))
+  })
+  gateway.app.log.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
+
+  let draining: Promise<void> | undefined
+  const drain = (why: string): void => {
+    if (draining !== undefined) return
+    gateway.app.log.info({ why }, 'worker stopping')
+    draining = drainGateway(gateway, config.drain_timeout * 1000, responses).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        gateway.app.log.error({ err: error }, 'drain failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('message', (message) => {
+    if (isClusterSignal(message) && message.mcpEdgeCluster === 'drain') drain('asked by the primary')
+  })
+  process.once('SIGTERM', () => drain('SIGTERM'))
+  process.once('SIGINT', () => drain('SIGINT'))
+  process.once('disconnect', () => drain('the primary is gone'))
+}

@@ -1,0 +1,176 @@
+/**
+ * The node:cluster primary (`workers: N | auto`, or `store: { type: cluster }`): forks the workers
+ * that share the listening port, holds the cluster store's sessions when that is the store, replaces
+ * a worker that dies (with backoff, logging why), rolls the workers over on SIGHUP (each new worker
+ * loads the config and the handler modules afresh), and on SIGTERM/SIGINT drains them and exits 0.
+ *
+ *   primary ── ClusterStoreHost (MemoryStore) ◄──IPC──► worker 1 … worker N ──► shared port
+ *      │ exit of a worker ──► log { code | signal, reason } ──► fork again after 0.1 s … 30 s
+ *      │ SIGHUP ──► for each worker: fork a new one, once it listens drain the old one
+ *      └ SIGTERM ──► { drain } to every worker ──► all gone (or drain_timeout + 5 s, then SIGKILL) ──► exit 0
+ *
+ * The primary never loads handler code; a worker is the only place a request runs.
+ */
+import cluster, { type Worker } from 'node:cluster'
+import { availableParallelism } from 'node:os'
+import { pino, type Logger } from 'pino'
+import { isClusterSignal, runWorker, type ClusterSignal } from './cluster-worker.ts'
+import type { GatewayConfig } from './config/types.ts'
+import { ClusterStoreHost } from './store/cluster-host.ts'
+import { MemoryStore } from './store/memory.ts'
+
+/** A worker that lived less than this counts as a crash loop for the backoff. */
+const STABLE_MS = 10_000
+const MAX_BACKOFF_MS = 30_000
+/** Workers that die in a row before ever listening: the config or a handler is broken, stop trying. */
+const MAX_FAILED_STARTS = 5
+/** Time a drained worker gets beyond drain_timeout before it is killed. */
+const EXIT_GRACE_MS = 5000
+
+/** Whether `mcp-edge start` runs a primary for this config (rather than one process serving alone). */
+export function needsPrimary(config: GatewayConfig): boolean {
+  return config.workers === 'auto' || config.workers > 1 || config.store.type === 'cluster'
+}
+
+/** The number of workers `workers` asks for on this machine. */
+export function workerCount(config: GatewayConfig): number {
+  return config.workers === 'auto' ? availableParallelism() : config.workers
+}
+
+/** `mcp-edge start` under cluster: the primary forks and supervises; a worker serves. */
+export async function startCluster(config: GatewayConfig): Promise<void> {
+  if (cluster.isPrimary) {
+    if (config.store.type === 'memory') {
+      throw new Error('store type memory cannot be shared by several workers: use cluster (the default when workers > 1) or redis')
+    }
+    runPrimary(config)
+    return
+  }
+  try {
+    await runWorker(config)
+  } catch (error) {
+    // The IPC channel would keep a worker that cannot start alive: tell the primary why, and go.
+    const reason = error instanceof Error ? error.message : String(error)
+    process.stderr.write(`mcp-edge worker: cannot start: ${reason}\n`)
+    if (process.send === undefined) process.exit(2)
+    process.send({ mcpEdgeCluster: 'fatal', reason } satisfies ClusterSignal, () => process.exit(2))
+  }
+}
+
+interface WorkerState {
+  startedAt: number
+  listening: boolean
+  /** Set when the primary asked it to go (drain, reload): its exit is expected. */
+  retiring: boolean
+  fatal?: string
+}
+
+function runPrimary(config: GatewayConfig, logger: Logger = pino({ level: config.log.level, base: { pid: process.pid, role: 'primary' } })): void {
+  const count = workerCount(config)
+  const states = new Map<Worker, WorkerState>()
+  let host: ClusterStoreHost | undefined
+  if (config.store.type === 'cluster') {
+    host = new ClusterStoreHost(new MemoryStore({ eventCapacity: config.store.event_capacity, cacheTtl: config.store.cache_ttl }))
+  }
+  let crashes = 0
+  let failedStarts = 0
+  let stopping = false
+
+  // Workers run this same command (bin.mjs start …), which lands in startCluster as a worker.
+  cluster.setupPrimary({ exec: process.argv[1], args: process.argv.slice(2) })
+
+  const fork = (): Worker => {
+    const worker = cluster.fork()
+    states.set(worker, { startedAt: Date.now(), listening: false, retiring: false })
+    host?.attach(worker)
+    worker.on('message', (message: unknown) => {
+      const state = states.get(worker)
+      if (state !== undefined && isClusterSignal(message) && message.mcpEdgeCluster === 'fatal') state.fatal = message.reason
+    })
+    return worker
+  }
+
+  cluster.on('listening', (worker) => {
+    const state = states.get(worker)
+    if (state !== undefined) state.listening = true
+    failedStarts = 0
+  })
+
+  cluster.on('exit', (worker, code, signal) => {
+    const state = states.get(worker)
+    states.delete(worker)
+    if (state === undefined || state.retiring || stopping) {
+      if (stopping && states.size === 0) finish()
+      return
+    }
+    const lived = Date.now() - state.startedAt
+    crashes = lived < STABLE_MS ? crashes + 1 : 0
+    if (!state.listening) failedStarts++
+    const how = signal !== null ? `killed by ${signal}` : `exited with code ${code}`
+    const reason = state.fatal?.split('\n')[0]
+    if (failedStarts >= MAX_FAILED_STARTS) {
+      logger.fatal({ worker: worker.id, workerPid: worker.process.pid, code, signal, reason }, `worker ${how} before listening, ${failedStarts} times in a row: giving up`)
+      shutdown('workers cannot start', 2)
+      return
+    }
+    const delay = crashes <= 1 ? 0 : Math.min(100 * 2 ** (crashes - 2), MAX_BACKOFF_MS)
+    logger.error({ worker: worker.id, workerPid: worker.process.pid, code, signal, reason, livedMs: lived, restartInMs: delay }, `worker ${how}; starting a new one`)
+    setTimeout(() => {
+      if (!stopping) fork()
+    }, delay)
+  })
+
+  let exitCode = 0
+  let killTimer: NodeJS.Timeout | undefined
+  const finish = (): void => {
+    clearTimeout(killTimer)
+    void (host?.close() ?? Promise.resolve()).finally(() => {
+      logger.info({ exitCode }, 'primary stopped')
+      process.exit(exitCode)
+    })
+  }
+  const retire = (worker: Worker): void => {
+    const state = states.get(worker)
+    if (state !== undefined) state.retiring = true
+    try {
+      worker.send({ mcpEdgeCluster: 'drain' } satisfies ClusterSignal)
+    } catch {
+      worker.process.kill('SIGTERM')
+    }
+  }
+  const shutdown = (why: string, code = 0): void => {
+    if (stopping) return
+    stopping = true
+    exitCode = code
+    logger.info({ why, workers: states.size }, 'primary stopping: draining workers')
+    if (states.size === 0) return finish()
+    for (const worker of states.keys()) retire(worker)
+    killTimer = setTimeout(() => {
+      for (const worker of states.keys()) worker.process.kill('SIGKILL')
+    }, config.drain_timeout * 1000 + EXIT_GRACE_MS)
+  }
+
+  /** Replaces the workers one at a time: the new one listens before the old one drains. */
+  const reload = async (): Promise<void> => {
+    logger.info({ workers: states.size }, 'SIGHUP: replacing workers')
+    for (const old of [...states.keys()]) {
+      if (stopping) return
+      const fresh = fork()
+      const ok = await new Promise<boolean>((resolve) => {
+        fresh.once('listening', () => resolve(true))
+        fresh.once('exit', () => resolve(false))
+      })
+      if (!ok) {
+        logger.error('SIGHUP: a new worker failed to start; keeping the old ones')
+        return
+      }
+      retire(old)
+    }
+  }
+
+  process.once('SIGTERM', () => shutdown('SIGTERM'))
+  process.once('SIGINT', () => shutdown('SIGINT'))
+  process.on('SIGHUP', () => void reload())
+  for (let n = 0; n < count; n++) fork()
+  logger.info({ workers: count, store: config.store.type, listen: config.listen }, 'mcp-edge primary started')
+}

@@ -1,0 +1,155 @@
+/**
+ * A worker's side of the cluster store: every operation is an IPC call to the primary
+ * (cluster-host.ts), except a `get` that the record cache answers and a `touch` inside its window.
+ * One IPC channel carries replies, invalidations and bus messages in the order the primary sent them,
+ * so a cached record never outlives the invalidation that followed it.
+ */
+import { MemoryBus } from './memory.ts'
+import { RecordCache, type LoadedRecord } from './record-cache.ts'
+import { isStoreMessage, reviveRecord, type IpcPeer, type StoreOp } from './cluster-protocol.ts'
+import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
+import { StoreUnavailableError } from './store.ts'
+
+/** Milliseconds the primary has to answer before the request that waits fails with 503. */
+const CALL_TIMEOUT_MS = 5000
+
+interface Waiting {
+  resolve(value: unknown): void
+  reject(error: Error): void
+  timer: NodeJS.Timeout
+}
+
+interface Lifetime { record: SessionRecord; idleTtlMs: number; expiresInMs: number }
+
+export class ClusterStore implements SessionStore {
+  readonly bus: Bus
+  readonly #local = new MemoryBus()
+  readonly #cache = new RecordCache()
+  readonly #primary: IpcPeer
+  readonly #waiting = new Map<number, Waiting>()
+  readonly #onMessage: (message: unknown) => void
+  readonly #onDisconnect: () => void
+  #calls = 0
+  #gone = false
+
+  /** `primary` is `process` in a cluster worker (or a forked child's handle in tests). */
+  constructor(primary: IpcPeer) {
+    this.#primary = primary
+    this.#onMessage = (message) => this.#receive(message)
+    this.#onDisconnect = () => this.#lost('the cluster primary is gone')
+    primary.on('message', this.#onMessage)
+    primary.on('disconnect', this.#onDisconnect)
+    this.bus = {
+      publish: async (channel: string, message: BusMessage) => {
+        await this.#call('publish', [channel, message])
+      },
+      subscribe: (channel, listener) => this.#local.subscribe(channel, listener),
+    }
+  }
+
+  async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
+    await this.#call('create', [record, idleTtlMs])
+    this.#cache.put(record.id, { record, version: 0, idleTtlMs, expiresInMs: idleTtlMs })
+  }
+
+  get(id: string): Promise<SessionRecord | undefined> {
+    return this.#cache.get(id, async () => this.#loaded((await this.#call('get', [id])) as Lifetime | undefined))
+  }
+
+  async update(id: string, change: SessionChange): Promise<SessionRecord | undefined> {
+    const loaded = this.#loaded((await this.#call('update', [id, change])) as Lifetime | undefined)
+    if (loaded === undefined) return undefined
+    this.#cache.put(id, loaded)
+    return loaded.record
+  }
+
+  touch(id: string): void {
+    const now = Date.now()
+    if (!this.#cache.touchDue(id, now)) return
+    this.#call('touch', [id]).then(
+      (alive) => {
+        if (alive === true) this.#cache.touched(id, now)
+      },
+      () => undefined,
+    )
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const existed = (await this.#call('delete', [id])) as boolean
+    this.#cache.invalidate(id)
+    return existed
+  }
+
+  async count(route: string): Promise<number> {
+    return (await this.#call('count', [route])) as number
+  }
+
+  async sessionIds(route: string): Promise<string[]> {
+    return (await this.#call('sessionIds', [route])) as string[]
+  }
+
+  async append(sessionId: string, stream: string, data: string): Promise<string> {
+    return (await this.#call('append', [sessionId, stream, data])) as string
+  }
+
+  async replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined> {
+    return ((await this.#call('replay', [sessionId, afterId])) ?? undefined) as { stream: string; events: StoredEvent[] } | undefined
+  }
+
+  async ready(): Promise<boolean> {
+    if (this.#gone) return false
+    return this.#call('ready', []).then((ready) => ready === true, () => false)
+  }
+
+  async close(): Promise<void> {
+    this.#primary.off('message', this.#onMessage)
+    this.#primary.off('disconnect', this.#onDisconnect)
+    this.#lost('the store is closed')
+  }
+
+  #loaded(value: Lifetime | undefined): LoadedRecord | undefined {
+    if (value === undefined || value === null) return undefined
+    return { record: reviveRecord(value.record), version: 0, idleTtlMs: value.idleTtlMs, expiresInMs: value.expiresInMs }
+  }
+
+  #call(op: StoreOp, args: unknown[]): Promise<unknown> {
+    if (this.#gone) return Promise.reject(new StoreUnavailableError('the cluster primary is gone'))
+    const call = ++this.#calls
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiting.delete(call)
+        reject(new StoreUnavailableError(`the cluster primary did not answer ${op} within ${CALL_TIMEOUT_MS} ms`))
+      }, CALL_TIMEOUT_MS)
+      this.#waiting.set(call, { resolve, reject, timer })
+      try {
+        this.#primary.send({ mcpEdgeStore: 1, call, op, args }, (error) => {
+          if (error !== null) this.#settle(call, undefined, `cannot reach the cluster primary: ${error.message}`)
+        })
+      } catch (error) {
+        this.#settle(call, undefined, `cannot reach the cluster primary: ${(error as Error).message}`)
+      }
+    })
+  }
+
+  #settle(call: number, value: unknown, error: string | undefined, unavailable = true): void {
+    const waiting = this.#waiting.get(call)
+    if (waiting === undefined) return
+    this.#waiting.delete(call)
+    clearTimeout(waiting.timer)
+    if (error === undefined) waiting.resolve(value)
+    else waiting.reject(unavailable ? new StoreUnavailableError(error) : new Error(error))
+  }
+
+  #receive(message: unknown): void {
+    if (!isStoreMessage(message)) return
+    if ('reply' in message) this.#settle(message.reply, message.value, message.error, false)
+    else if ('invalidate' in message) this.#cache.invalidate(message.invalidate)
+    else if ('bus' in message) void this.#local.publish(message.bus, message.message)
+  }
+
+  #lost(reason: string): void {
+    this.#gone = true
+    this.#cache.disable()
+    for (const call of [...this.#waiting.keys()]) this.#settle(call, undefined, reason)
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The IPC messages between the cluster primary, which holds the sessions (cluster-host.ts), and its
+ * workers (cluster-client.ts): the node:cluster analogue of OpenResty's shared dict. Every message
+ * carries `mcpEdgeStore` so both ends can share the channel with other IPC traffic.
+ *
+ *   worker ──{ call, op, args }──────────► primary   a store operation (or a bus publish)
+ *   worker ◄─{ reply, value | error }───── primary
+ *   worker ◄─{ invalidate: id }─────────── primary   another worker changed or deleted the record
+ *   worker ◄─{ bus: channel, message }──── primary   a bus message, to every worker
+ */
+import type { BusMessage, SessionRecord } from './store.ts'
+
+/** One end of an IPC channel: `process` in a worker, a cluster `Worker` or a `ChildProcess` in the primary. */
+export interface IpcPeer {
+  send(message: unknown, callback?: (error: Error | null) => void): boolean
+  on(event: 'message', listener: (message: unknown) => void): unknown
+  on(event: 'disconnect', listener: () => void): unknown
+  off(event: 'message', listener: (message: unknown) => void): unknown
+  off(event: 'disconnect', listener: () => void): unknown
+}
+
+export type StoreOp = 'create' | 'get' | 'update' | 'touch' | 'delete' | 'count' | 'sessionIds' | 'append' | 'replay' | 'publish' | 'ready'
+
+export interface CallMessage { mcpEdgeStore: 1; call: number; op: StoreOp; args: unknown[] }
+export interface ReplyMessage { mcpEdgeStore: 1; reply: number; value?: unknown; error?: string }
+export interface InvalidateMessage { mcpEdgeStore: 1; invalidate: string }
+export interface BusDelivery { mcpEdgeStore: 1; bus: string; message: BusMessage }
+export type StoreMessage = CallMessage | ReplyMessage | InvalidateMessage | BusDelivery
+
+export function isStoreMessage(message: unknown): message is StoreMessage {
+  return typeof message === 'object' && message !== null && (message as { mcpEdgeStore?: unknown }).mcpEdgeStore === 1
+}
+
+/**
+ * A record as it arrives over IPC (JSON drops undefined fields), rebuilt with every field present, so
+ * it compares equal to the record that was stored.
+ */
+export function reviveRecord(raw: SessionRecord): SessionRecord {
+  return {
+    id: raw.id,
+    route: raw.route,
+    protocolVersion: raw.protocolVersion,
+    clientInfo: raw.clientInfo,
+    clientCapabilities: raw.clientCapabilities ?? {},
+    principal: raw.principal,
+    createdAt: raw.createdAt,
+    initialized: raw.initialized,
+    logLevel: raw.logLevel,
+    subscriptions: raw.subscriptions ?? [],
+    hidden: raw.hidden ?? [],
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The compact Redis encoding of a session record and of an event log entry. A record is one short
+ * string: the part the scripts change, as a JSON array they can rewrite, a newline, then the JSON of
+ * what never changes, which the scripts carry along untouched:
+ *
+ *   [version,lastSeq,idleTtlMs,"route",initialized,"level"|null,[subscriptions],[hidden]]
+ *   [protocolVersion,clientInfo|null,clientCapabilities,principal|null,createdAt]
+ */
+import type { LogLevel } from '../protocol/mcp-types.ts'
+import type { SessionChange, SessionRecord, StoredEvent } from './store.ts'
+import { eventId } from './store.ts'
+
+type Mutable = [number, number, number, string, 0 | 1, LogLevel | null, string[] | object, string[] | object]
+type Fixed = [string, SessionRecord['clientInfo'] | null, SessionRecord['clientCapabilities'], string | null, number]
+
+/** The string `create` stores for a new record. */
+export function encodeRecord(record: SessionRecord, idleTtlMs: number): string {
+  const mutable: Mutable = [0, 0, idleTtlMs, record.route, record.initialized ? 1 : 0, record.logLevel ?? null, record.subscriptions, record.hidden]
+  const fixed: Fixed = [record.protocolVersion, record.clientInfo ?? null, record.clientCapabilities, record.principal ?? null, record.createdAt]
+  return `${JSON.stringify(mutable)}\n${JSON.stringify(fixed)}`
+}
+
+/** The record, its version and idle TTL from the stored string. */
+export function decodeRecord(id: string, raw: string): { record: SessionRecord; version: number; idleTtlMs: number } {
+  const newline = raw.indexOf('\n')
+  const [version, , idleTtlMs, route, initialized, logLevel, subscriptions, hidden] = JSON.parse(raw.slice(0, newline)) as Mutable
+  const [protocolVersion, clientInfo, clientCapabilities, principal, createdAt] = JSON.parse(raw.slice(newline + 1)) as Fixed
+  return {
+    record: {
+      id,
+      route,
+      protocolVersion,
+      clientInfo: clientInfo ?? undefined,
+      clientCapabilities,
+      principal: principal ?? undefined,
+      createdAt,
+      initialized: initialized === 1,
+      logLevel: logLevel ?? undefined,
+      // Lua's cjson writes an empty table as {}; the scripts avoid it, this guards the rest.
+      subscriptions: Array.isArray(subscriptions) ? subscriptions : [],
+      hidden: Array.isArray(hidden) ? hidden : [],
+    },
+    version,
+    idleTtlMs,
+  }
+}
+
+/** A change as the update script's kind and value arguments. */
+export function encodeChange(change: SessionChange): [string, string] {
+  if ('initialized' in change) return ['i', '']
+  if ('logLevel' in change) return ['l', change.logLevel]
+  if ('subscribe' in change) return ['+s', change.subscribe]
+  if ('unsubscribe' in change) return ['-s', change.unsubscribe]
+  if ('hide' in change) return ['+h', change.hide]
+  return ['-h', change.show]
+}
+
+/** One event log entry: `<seq> <ms> <stream> <data>` (stream ids hold no spaces). */
+export interface LogEntry extends StoredEvent {
+  readonly seq: number
+  readonly at: number
+  readonly stream: string
+}
+
+export function decodeLogEntry(entry: string): LogEntry | undefined {
+  const first = entry.indexOf(' ')
+  const second = entry.indexOf(' ', first + 1)
+  const third = entry.indexOf(' ', second + 1)
+  if (first < 0 || second < 0 || third < 0) return undefined
+  const seq = Number(entry.slice(0, first))
+  const stream = entry.slice(second + 1, third)
+  return { seq, at: Number(entry.slice(first + 1, second)), stream, id: eventId(stream, seq), data: entry.slice(third + 1) }
+}

@@ -1,0 +1,240 @@
+/**
+ * One stateful MCP session over a message channel that carries whole JSON-RPC messages both ways
+ * (a WebSocket connection, a stdio process). The channel owns framing; this owns what a message
+ * means: the first request must be `initialize`; after it the channel is the session's outlet,
+ * every request gets a sink that writes on the channel, and the session ends with the channel.
+ *
+ *   text ─► JSON (-32700) ─► JSON-RPC shape (-32600) ─► queue ─► initialize │ request │ notification │ response
+ *                                                                      ▼
+ *                                                   McpEndpoint ─► sink / outlet ─► channel.send
+ *
+ * The session lives as long as the channel: it is touched often enough that idle expiry never ends
+ * it while the channel is open.
+ *
+ * Messages are dispatched in arrival order (a notification sent after a request is seen after it),
+ * but requests run concurrently: the queue waits for a request's start, never for its end.
+ */
+import type { Logger } from 'pino'
+import { EdgeError, McpError, RpcCode } from '../errors.ts'
+import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.ts'
+import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
+import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
+
+/** What a session needs from its channel. */
+export interface MessageChannel {
+  /** Writes one serialised message; false when the channel is closed (or just closed itself). */
+  send(text: string): boolean
+  /** Closes the channel because the session ended elsewhere (deleted, expired). */
+  close(reason: string): void
+}
+
+export class MessageSession {
+  readonly #endpoint: McpEndpoint
+  readonly #channel: MessageChannel
+  readonly #inflight = new Set<Promise<void>>()
+  #logger: Logger
+  #sessionId: string | undefined
+  #queue: Promise<void> = Promise.resolve()
+  #ended = false
+  #ending: Promise<void> | undefined
+  #keepAlive: NodeJS.Timeout | undefined
+  /** When set, server→client requests fail at once: the client can no longer answer them. */
+  #unanswerable: string | undefined
+  readonly #outlet: SessionOutlet = {
+    send: (message) => void this.send(message),
+    sendLogged: (data) => void this.#channel.send(data),
+    close: () => this.#channel.close('session ended'),
+  }
+
+  constructor(endpoint: McpEndpoint, channel: MessageChannel, logger: Logger) {
+    this.#endpoint = endpoint
+    this.#channel = channel
+    this.#logger = logger
+  }
+
+  /** The session id once initialized. */
+  get sessionId(): string | undefined {
+    return this.#sessionId
+  }
+
+  get logger(): Logger {
+    return this.#logger
+  }
+
+  /** Takes one message as received; never throws, answers bad input with a JSON-RPC error. */
+  receive(text: string): void {
+    this.#queue = this.#queue.then(() => this.#receive(text)).catch((error: unknown) => {
+      this.#logger.error({ err: error }, 'message handling failed')
+    })
+  }
+
+  /** Sends a message on the channel, failing at once a server→client request nobody can answer. */
+  send(message: JsonRpcMessage): boolean {
+    if (this.#unanswerable !== undefined && 'method' in message && 'id' in message) {
+      const reason = this.#unanswerable
+      queueMicrotask(() => this.#failClientRequest(message.id, reason))
+      return false
+    }
+    return this.#channel.send(JSON.stringify(message))
+  }
+
+  /**
+   * The client can still read but no longer write (stdin ended): its answers will never come, so the
+   * server→client requests waiting now and any sent later fail with `reason`.
+   */
+  async stopListening(reason: string): Promise<void> {
+    await this.#queue
+    this.#unanswerable = reason
+    const id = this.#sessionId
+    const awaiting = id === undefined ? undefined : this.#endpoint.live.get(id)?.awaiting
+    for (const requestId of [...(awaiting?.keys() ?? [])]) this.#failClientRequest(requestId, reason)
+  }
+
+  /** Resolves once every request received so far has settled. */
+  async settled(): Promise<void> {
+    await this.#queue
+    while (this.#inflight.size > 0) await Promise.allSettled([...this.#inflight])
+  }
+
+  /** Ends the session (once; later calls return the same promise): requests in flight see their signal fire. */
+  end(): Promise<void> {
+    return (this.#ending ??= this.#end())
+  }
+
+  async #end(): Promise<void> {
+    this.#ended = true
+    clearInterval(this.#keepAlive)
+    const id = this.#sessionId
+    if (id === undefined) return
+    try {
+      this.#endpoint.closeOutlet(id, this.#outlet)
+      await this.#endpoint.deleteSession(id)
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'cannot delete the session')
+    }
+  }
+
+  #failClientRequest(requestId: RequestId, reason: string): void {
+    const id = this.#sessionId
+    if (id === undefined) return
+    this.#endpoint.live.get(id)?.awaiting.get(String(requestId))?.reject(new EdgeError('MCP_EDGE_REQUEST_CANCELLED', reason))
+  }
+
+  async #receive(text: string): Promise<void> {
+    if (this.#ended) return
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch (error) {
+      this.send(errorMessage(null, RpcCode.ParseError, `Parse error: ${(error as Error).message}`))
+      return
+    }
+    let incoming
+    try {
+      incoming = classify(body)
+    } catch (error) {
+      const rpc = error as McpError
+      this.send(errorMessage(idOf(body), rpc.code, rpc.message))
+      return
+    }
+    if (this.#sessionId === undefined) {
+      if (incoming.kind === 'request' && incoming.message.method === 'initialize') await this.#initialize(incoming.message)
+      else if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.InvalidRequest, 'Invalid Request: the first request must be initialize'))
+      else this.#logger.debug({ kind: incoming.kind }, 'message before initialize ignored')
+      return
+    }
+    const endpoint = this.#endpoint
+    const record = await endpoint.store.get(this.#sessionId)
+    if (record === undefined) {
+      this.#channel.close('session ended')
+      return
+    }
+    endpoint.store.touch(record.id)
+    switch (incoming.kind) {
+      case 'request': {
+        const request = incoming.message
+        if (request.method === 'initialize') {
+          this.send(errorMessage(request.id, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized'))
+          return
+        }
+        const running = endpoint.handleRequest(record, request, new ChannelSink(this, request)).catch((error: unknown) => {
+          this.#logger.error({ err: error, method: request.method }, 'request failed')
+        })
+        this.#inflight.add(running)
+        void running.finally(() => this.#inflight.delete(running))
+        return
+      }
+      case 'notification':
+        await endpoint.handleNotification(record, incoming.message)
+        return
+      case 'response':
+        endpoint.handleResponse(record, incoming.message)
+    }
+  }
+
+  async #initialize(request: JsonRpcRequest): Promise<void> {
+    const endpoint = this.#endpoint
+    let response: JsonRpcResponse
+    try {
+      const created = await endpoint.initialize(request)
+      if (this.#ended) {
+        await endpoint.deleteSession(created.record.id)
+        return
+      }
+      this.#sessionId = created.record.id
+      this.#logger = this.#logger.child({ sessionId: created.record.id })
+      endpoint.openOutlet(created.record.id, this.#outlet)
+      const id = created.record.id
+      this.#keepAlive = setInterval(() => endpoint.store.touch(id), Math.max(1000, endpoint.idleTtlMs / 2))
+      this.#keepAlive.unref()
+      response = created.response
+    } catch (error) {
+      if (!(error instanceof McpError)) this.#logger.error({ err: error }, 'initialize failed')
+      response = error instanceof McpError
+        ? errorMessage(request.id, error.code, error.message, error.data)
+        : errorMessage(request.id, RpcCode.InternalError, 'Internal error')
+    }
+    this.send(response)
+    this.#logger.info({ requestId: request.id, method: 'initialize', outcome: 'result' in response ? 'result' : 'error' }, 'mcp request')
+  }
+}
+
+/** A request's sink on a message channel: everything goes on the channel; nothing can be detached. */
+class ChannelSink implements RequestSink {
+  #done = false
+  readonly #session: MessageSession
+  readonly #id: RequestId
+  readonly #method: string
+  readonly #started = performance.now()
+
+  constructor(session: MessageSession, request: JsonRpcRequest) {
+    this.#session = session
+    this.#id = request.id
+    this.#method = request.method
+  }
+
+  send(message: JsonRpcMessage): void {
+    if (!this.#done) this.#session.send(message)
+  }
+
+  respond(message: JsonRpcResponse): void {
+    if (this.#done) return
+    this.#session.send(message)
+    this.#end('error' in message ? 'error' : 'result')
+  }
+
+  abandon(): void {
+    if (!this.#done) this.#end('cancelled')
+  }
+
+  detach(): boolean {
+    return false
+  }
+
+  #end(outcome: string): void {
+    this.#done = true
+    const ms = Math.round((performance.now() - this.#started) * 100) / 100
+    this.#session.logger.info({ requestId: this.#id, method: this.#method, outcome, ms }, 'mcp request')
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The stdio transport (MCP 2025-11-25 §Transports, stdio): one route served over a byte stream pair
+ * as newline-delimited JSON, one session per process (message-session.ts). Logs never go to the
+ * output stream: it carries JSON-RPC only.
+ *
+ *   input ─► lines (≤ maxMessageSize bytes; longer ─► -32600) ─► MessageSession ─► McpEndpoint
+ *   output ◄─ one JSON-RPC message per line ◄─ request sinks, the session outlet
+ *
+ *   input ends ─► server→client requests fail at once (no answer can come) ─► requests in flight
+ *               settle ─► session deleted ─► done
+ *   stop()     ─► session deleted (requests in flight see their signal fire) ─► they settle ─► done
+ */
+import type { Logger } from 'pino'
+import type { Readable, Writable } from 'node:stream'
+import { RpcCode } from '../errors.ts'
+import type { McpEndpoint } from '../protocol/endpoint.ts'
+import { errorMessage } from '../protocol/jsonrpc.ts'
+import { MessageSession } from './message-session.ts'
+
+const NEWLINE = 0x0a
+
+export interface StdioOptions {
+  input: Readable
+  output: Writable
+  /** Longest accepted line, in bytes. */
+  maxMessageSize: number
+  logger: Logger
+}
+
+export interface StdioServer {
+  /** Resolves once the input ended or `stop` was called, requests settled and the session is gone. */
+  readonly done: Promise<void>
+  /** Ends the session now: requests in flight are cancelled. */
+  stop(reason: string): void
+}
+
+/** Serves `endpoint` on `input`/`output` until the input ends. */
+export function serveStdio(endpoint: McpEndpoint, options: StdioOptions): StdioServer {
+  const { input, output, maxMessageSize, logger } = options
+  let writable = true
+  const session = new MessageSession(endpoint, {
+    send: (text) => {
+      if (!writable) return false
+      output.write(`${text}\n`)
+      return true
+    },
+    close: (reason) => stop(reason),
+  }, logger)
+
+  let pending: Buffer[] = []
+  let pendingBytes = 0
+  let oversize = false
+
+  const take = (piece: Buffer): void => {
+    if (oversize || piece.length === 0) return
+    pendingBytes += piece.length
+    if (pendingBytes > maxMessageSize) {
+      oversize = true
+      pending = []
+      return
+    }
+    pending.push(piece)
+  }
+
+  const line = (): void => {
+    if (oversize) {
+      session.send(errorMessage(null, RpcCode.InvalidRequest, `Invalid Request: message over ${maxMessageSize} bytes`))
+    } else {
+      const text = Buffer.concat(pending).toString('utf8').replace(/\r$/, '')
+      if (text.trim() !== '') session.receive(text)
+    }
+    pending = []
+    pendingBytes = 0
+    oversize = false
+  }
+
+  const onData = (chunk: Buffer | string): void => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    let start = 0
+    for (let end = bytes.indexOf(NEWLINE); end >= 0; end = bytes.indexOf(NEWLINE, start)) {
+      take(bytes.subarray(start, end))
+      line()
+      start = end + 1
+    }
+    take(bytes.subarray(start))
+  }
+
+  let resolveDone!: () => void
+  const done = new Promise<void>((resolve) => (resolveDone = resolve))
+  let finishing: Promise<void> | undefined
+  const finish = (): Promise<void> =>
+    (finishing ??= (async () => {
+      input.off('data', onData)
+      input.pause()
+      await session.stopListening('the client closed its input: it can no longer answer')
+      await session.settled()
+      await session.end()
+      logger.info('stdio session ended')
+      resolveDone()
+    })())
+  const stop = (reason: string): void => {
+    logger.info({ reason }, 'stdio session stopping')
+    void session.end().then(finish)
+  }
+
+  input.on('data', onData)
+  input.once('end', () => void finish())
+  input.on('error', (error) => {
+    logger.warn({ err: error }, 'stdio input failed')
+    void finish()
+  })
+  output.on('error', (error) => {
+    // The client stopped reading (EPIPE): nothing more can reach it.
+    if (!writable) return
+    writable = false
+    stop(`output failed: ${error.message}`)
+  })
+  logger.info('stdio session started')
+  return { done, stop }
+}

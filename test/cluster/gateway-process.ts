@@ -1,0 +1,101 @@
+// Real gateways in child processes (`mcp-edge start`), as an operator runs them: a config file, a
+// port, JSON logs on stdout. Every process is killed at teardown.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { freePort } from '../store/redis-server.ts'
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+const bin = fileURLToPath(new URL('../../gateway/bin.mjs', import.meta.url))
+export const livePid = fileURLToPath(new URL('./fixtures/live-pid.ts', import.meta.url))
+
+/** The route every cluster test serves: live.ts plus `whoami`. */
+export const liveRoute = { location: '/live', handler: livePid, server: { name: 'live', version: '1.0.0' }, read_timeout: 5 }
+
+export interface GatewayProcess {
+  readonly url: string
+  readonly child: ChildProcess
+  /** Every JSON log line so far. */
+  readonly logs: Array<Record<string, unknown>>
+  /** Resolves with the first log line (from now or earlier) that `match` accepts. */
+  logged(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>
+  /** Sends `signal` to the process (the primary under cluster) and resolves with its exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `mcp-edge start` on a free port with `config` (YAML keys); resolves once `listeners` processes listen. */
+export async function startGatewayProcess(t: Teardown, config: object, listeners = 1): Promise<GatewayProcess> {
+  const port = await freePort()
+  const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
+  const file = path.join(folder, 'gateway.yaml')
+  // JSON is YAML.
+  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, log: { level: 'info' }, ...config }))
+  const child = spawn(process.execPath, [bin, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } })
+  const logs: Array<Record<string, unknown>> = []
+  const waiters = new Set<() => void>()
+  let stderr = ''
+  let buffered = ''
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk
+    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, newline)
+      buffered = buffered.slice(newline + 1)
+      try {
+        logs.push(JSON.parse(line) as Record<string, unknown>)
+      } catch {
+        continue
+      }
+      for (const wake of waiters) wake()
+    }
+  })
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      // The primary first (so it does not restart its workers), then anything it left behind.
+      const workers = logs.filter((line) => line.msg === 'mcp-edge listening').map((line) => line.pid as number)
+      child.kill('SIGKILL')
+      for (const pid of workers) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+      await exited
+    }
+    rmSync(folder, { recursive: true, force: true })
+  })
+
+  function logged(match: (line: Record<string, unknown>) => boolean, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = logs.find(match)
+        if (found === undefined) return
+        cleanup()
+        resolve(found)
+      }
+      const timer = setTimeout(() => {
+        cleanup()
+        reject(new Error(`no matching log line within ${timeoutMs} ms; stderr: ${stderr}`))
+      }, timeoutMs)
+      const cleanup = (): void => {
+        clearTimeout(timer)
+        waiters.delete(check)
+      }
+      waiters.add(check)
+      check()
+    })
+  }
+
+  const listening = (): number => logs.filter((line) => line.msg === 'mcp-edge listening').length
+  await logged(() => listening() >= listeners)
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    logs,
+    logged,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      child.kill(signal)
+      return exited
+    },
+  }
+}

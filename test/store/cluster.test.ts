@@ -1,0 +1,73 @@
+// The session store contract against the cluster backend: the test process is the worker side
+// (ClusterStore) and a forked child holds the sessions (ClusterStoreHost), over a real IPC channel.
+// Then what the cluster backend adds: worker caches kept coherent through the primary, and a primary
+// that goes away failing requests instead of hanging them.
+import { fork, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import t, { type Test } from 'tap'
+import { ClusterStore } from '../../gateway/store/cluster-client.ts'
+import { StoreUnavailableError } from '../../gateway/store/store.ts'
+import { sessionRecord, storeContract } from './store-contract.ts'
+
+// A child process per contract subtest: more than tap's 30 s for the file on a slow machine.
+t.setTimeout(120_000)
+
+const primaryFile = fileURLToPath(new URL('./fixtures/cluster-primary.ts', import.meta.url))
+
+/** Forks a primary holding an empty store; it is killed at teardown. */
+async function forkPrimary(t: Test, eventCapacity = 1024, cacheTtl = 90): Promise<ChildProcess> {
+  const child = fork(primaryFile, [String(eventCapacity), String(cacheTtl)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
+  await once(child, 'message')
+  return child
+}
+
+storeContract(t, 'cluster', async ({ eventCapacity, cacheTtl }) => {
+  // A fresh primary per store: the contract closes the store, and the child goes with the test.
+  const child = await forkPrimary(t, eventCapacity, cacheTtl)
+  const store = new ClusterStore(child)
+  const close = store.close.bind(store)
+  store.close = async () => {
+    await close()
+    child.disconnect()
+  }
+  return store
+})
+
+t.test('the worker caches what it read and what it wrote; a get from the cache sends nothing', async (t) => {
+  const child = await forkPrimary(t)
+  const store = new ClusterStore(child)
+  t.teardown(() => store.close())
+  const sent: unknown[] = []
+  const send = child.send.bind(child)
+  child.send = ((message: unknown, ...rest: never[]) => {
+    sent.push(message)
+    return send(message as never, ...rest)
+  }) as typeof child.send
+  await store.create(sessionRecord('s1'), 60_000)
+  t.same(await store.get('s1'), sessionRecord('s1'))
+  t.match(await store.update('s1', { logLevel: 'error' }), { logLevel: 'error' })
+  const calls = sent.length
+  for (let n = 0; n < 50; n++) {
+    t.equal((await store.get('s1'))?.logLevel, 'error')
+    store.touch('s1')
+  }
+  t.equal(sent.length, calls, '50 gets and touches within the window: no IPC')
+  await store.delete('s1')
+  t.equal(await store.get('s1'), undefined, 'a delete empties the cache')
+})
+
+t.test('a primary that goes away: calls reject with StoreUnavailableError, ready() is false', async (t) => {
+  const child = await forkPrimary(t)
+  const store = new ClusterStore(child)
+  t.teardown(() => store.close())
+  await store.create(sessionRecord('s1'), 60_000)
+  child.kill('SIGKILL')
+  await once(child, 'exit')
+  await t.rejects(store.get('s2'), StoreUnavailableError)
+  await t.rejects(store.bus.publish('c', { type: 'x' }), StoreUnavailableError)
+  t.equal(await store.ready(), false)
+})

@@ -1,0 +1,69 @@
+// A real redis-server on a free loopback port, one per test file, killed at teardown. It can be
+// stopped and started again on the same port (to test outages).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+export interface RedisServer {
+  readonly url: string
+  readonly port: number
+  /** Kills the server (SIGKILL: no goodbye to clients); resolves once it is gone. */
+  stop(): Promise<void>
+  /** Starts it again on the same port, empty. */
+  start(): Promise<void>
+}
+
+/** A free TCP port on loopback (bound and released; good enough for tests). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
+    })
+  })
+}
+
+function launch(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  return new Promise((resolve, reject) => {
+    let output = ''
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString()
+      if (output.includes('Ready to accept connections')) {
+        child.stdout!.off('data', onData)
+        child.stdout!.resume()
+        resolve(child)
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.resume()
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${output}`)))
+  })
+}
+
+/** Starts redis-server for this test file; it is killed at teardown. */
+export async function startRedis(t: Teardown): Promise<RedisServer> {
+  const port = await freePort()
+  let child: ChildProcess | undefined = await launch(port)
+  const stop = async (): Promise<void> => {
+    const running = child
+    child = undefined
+    if (running === undefined || running.exitCode !== null) return
+    const gone = new Promise((resolve) => running.once('exit', resolve))
+    running.kill('SIGKILL')
+    await gone
+  }
+  t.teardown(stop)
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    async start() {
+      if (child === undefined) child = await launch(port)
+    },
+  }
+}
