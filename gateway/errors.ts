@@ -15,14 +15,16 @@ export const RpcCode = {
   InternalError: -32603,
   /** MCP 2025-11-25: resources/read of an unknown URI. */
   ResourceNotFound: -32002,
-  /** mcp-edge: the store cannot be reached or the gateway is over a limit; retry later. */
-  ServiceUnavailable: -32000,
+  /**
+   * Implementation-defined server error: what the transport refuses with (bad headers, forbidden
+   * origin, store unavailable, too many sessions). The HTTP status says which; the official SDK
+   * sends the same code for the same refusals.
+   */
+  ServerError: -32000,
+  /** The session id is unknown or ended (HTTP 404): initialize a new session. */
+  SessionNotFound: -32001,
   /** MCP 2025-11-25: a URL elicitation must complete first. */
   UrlElicitationRequired: -32042,
-  /** The request was cancelled (used for server→client requests the handler gave up on). */
-  RequestCancelled: -32800,
-  /** A server→client request got no answer within `read_timeout`. */
-  RequestTimeout: -32001,
 } as const
 
 /** An error that reaches the client as a JSON-RPC error object. */

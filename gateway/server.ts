@@ -83,13 +83,13 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     if (error instanceof McpError) return replyError(reply, 400, error.code, error.message)
     if (error instanceof StoreUnavailableError) {
       request.log.debug({ err: error }, 'session store unavailable')
-      return replyError(reply, 503, RpcCode.ServiceUnavailable, 'Session store unavailable', idOf(request.body))
+      return replyError(reply, 503, RpcCode.ServerError, 'Session store unavailable', idOf(request.body))
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return replyError(reply, 413, RpcCode.InvalidRequest, `Payload Too Large: the body is over ${config.body_limit} bytes`)
+        return replyError(reply, 413, RpcCode.ServerError, `Payload Too Large: the body is over ${config.body_limit} bytes`)
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return replyError(reply, 415, RpcCode.InvalidRequest, 'Unsupported Media Type: Content-Type must be application/json')
+        return replyError(reply, 415, RpcCode.ServerError, 'Unsupported Media Type: Content-Type must be application/json')
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return replyError(reply, 400, RpcCode.ParseError, 'Parse error: empty body')
     }

@@ -13,6 +13,19 @@ interface AllowedHost {
   scheme: string | undefined
 }
 
+const DEFAULT_PORTS: Record<string, string> = { http: '80', https: '443', ws: '80', wss: '443' }
+
+/** The port a scheme implies when none is written (browsers leave default ports out of Origin). */
+function effectivePort(port: string | undefined, scheme: string | undefined): string | undefined {
+  return port ?? (scheme === undefined ? undefined : DEFAULT_PORTS[scheme])
+}
+
+/** An entry without a port allows any; a request without one (a Host behind TLS termination) is on a default port. */
+function portMatches(allowed: string | undefined, requested: string | undefined): boolean {
+  if (allowed === undefined || allowed === requested) return true
+  return requested === undefined && (allowed === '80' || allowed === '443')
+}
+
 function parseEntry(entry: string): AllowedHost {
   const schemeEnd = entry.indexOf('://')
   const scheme = schemeEnd >= 0 ? entry.slice(0, schemeEnd).toLowerCase() : undefined
@@ -53,12 +66,14 @@ export class OriginPolicy {
   }
 
   #hostAllowed(host: string, scheme: string | undefined): boolean {
-    const { hostname, port } = splitHost(host)
+    const split = splitHost(host)
+    const hostname = split.hostname
+    const port = effectivePort(split.port, scheme)
     if (LOOPBACK.has(hostname)) return true
     return this.#allowed.some(
       (entry) =>
         entry.hostname === hostname &&
-        (entry.port === undefined || entry.port === port) &&
+        portMatches(entry.port, port) &&
         (entry.scheme === undefined || scheme === undefined || entry.scheme === scheme),
     )
   }

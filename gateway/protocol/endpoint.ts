@@ -68,7 +68,7 @@ export class McpEndpoint implements ContextHost {
       throw new McpError(RpcCode.InvalidParams, 'params.capabilities must be an object')
     }
     if ((await this.store.count(this.route.location)) >= this.route.max_sessions) {
-      throw new McpError(RpcCode.ServiceUnavailable, `Too many sessions on ${this.route.location} (max_sessions ${this.route.max_sessions}); retry later`)
+      throw new EdgeError('MCP_EDGE_TOO_MANY_SESSIONS', `Too many sessions on ${this.route.location} (max_sessions ${this.route.max_sessions}); retry later`)
     }
     const protocolVersion = negotiateVersion(params.protocolVersion)
     const record: SessionRecord = {

@@ -4,9 +4,9 @@
  * means: the first request must be `initialize`; after it the channel is the session's outlet,
  * every request gets a sink that writes on the channel, and the session ends with the channel.
  *
- *   text ─► JSON (-32700) ─► JSON-RPC shape (-32600) ─► queue ─► initialize │ request │ notification │ response
- *                                                                      ▼
- *                                                   McpEndpoint ─► sink / outlet ─► channel.send
+ *   text ─► JSON (-32700) ─► JSON-RPC shape (-32600) ─► queue (arrival order)
+ *     ─► no session yet: initialize, or -32600 for any other request
+ *     ─► session: request │ notification │ response ─► McpEndpoint ─► sink / outlet ─► channel.send
  *
  * The session lives as long as the channel: it is touched often enough that idle expiry never ends
  * it while the channel is open.
@@ -51,11 +51,6 @@ export class MessageSession {
     this.#endpoint = endpoint
     this.#channel = channel
     this.#logger = logger
-  }
-
-  /** The session id once initialized. */
-  get sessionId(): string | undefined {
-    return this.#sessionId
   }
 
   get logger(): Logger {
@@ -145,7 +140,14 @@ export class MessageSession {
       return
     }
     const endpoint = this.#endpoint
-    const record = await endpoint.store.get(this.#sessionId)
+    let record
+    try {
+      record = await endpoint.store.get(this.#sessionId)
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'session store unavailable')
+      if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.ServerError, 'Session store unavailable: retry later'))
+      return
+    }
     if (record === undefined) {
       this.#channel.close('session ended')
       return

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OriginPolicy } from '../edge/origin-check.ts'
-import { McpError, RpcCode } from '../errors.ts'
+import { EdgeError, McpError, RpcCode } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
 import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
@@ -64,17 +64,17 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   async function sessionFor(request: FastifyRequest, reply: FastifyReply, id: string | number | null): Promise<SessionRecord | undefined> {
     const sessionId = header(request, 'mcp-session-id')
     if (sessionId === undefined) {
-      replyError(reply, 400, RpcCode.ServiceUnavailable, 'Bad Request: Mcp-Session-Id header is required (initialize first)', id)
+      replyError(reply, 400, RpcCode.ServerError, 'Bad Request: Mcp-Session-Id header is required (initialize first)', id)
       return undefined
     }
     const record = await store.get(sessionId)
     if (record === undefined || record.route !== route.location) {
-      replyError(reply, 404, -32001, 'Session not found: initialize a new session', id)
+      replyError(reply, 404, RpcCode.SessionNotFound, 'Session not found: initialize a new session', id)
       return undefined
     }
     const version = header(request, 'mcp-protocol-version')
     if (version !== undefined && !isSupportedVersion(version)) {
-      replyError(reply, 400, RpcCode.ServiceUnavailable, `Bad Request: unsupported MCP-Protocol-Version ${version}`, id)
+      replyError(reply, 400, RpcCode.ServerError, `Bad Request: unsupported MCP-Protocol-Version ${version}`, id)
       return undefined
     }
     store.touch(sessionId)
@@ -83,15 +83,15 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
 
   app.addHook('onRequest', async (request, reply) => {
     if (!policy.allows(request.headers.host, header(request, 'origin'))) {
-      return replyError(reply, 403, RpcCode.ServiceUnavailable, 'Forbidden: Origin or Host not allowed')
+      return replyError(reply, 403, RpcCode.ServerError, 'Forbidden: Origin or Host not allowed')
     }
     if (request.method === 'POST') {
       if (!accepts(request.headers.accept, 'application/json', 'application') || !accepts(request.headers.accept, 'text/event-stream', 'text')) {
-        return replyError(reply, 406, RpcCode.ServiceUnavailable, 'Not Acceptable: Accept must list application/json and text/event-stream')
+        return replyError(reply, 406, RpcCode.ServerError, 'Not Acceptable: Accept must list application/json and text/event-stream')
       }
       const type = request.headers['content-type']
       if (type === undefined || !type.toLowerCase().startsWith('application/json')) {
-        return replyError(reply, 415, RpcCode.ServiceUnavailable, 'Unsupported Media Type: Content-Type must be application/json')
+        return replyError(reply, 415, RpcCode.ServerError, 'Unsupported Media Type: Content-Type must be application/json')
       }
     }
   })
@@ -120,8 +120,9 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
         done(200, record.id)
         return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
       } catch (error) {
+        if (error instanceof EdgeError) return replyError(reply, error.status, RpcCode.ServerError, error.message, incoming.message.id)
         if (!(error instanceof McpError)) throw error
-        return replyError(reply, error.code === RpcCode.ServiceUnavailable ? 503 : 400, error.code, error.message, incoming.message.id)
+        return replyError(reply, 400, error.code, error.message, incoming.message.id)
       }
     }
 
@@ -151,7 +152,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   app.get(route.location, { exposeHeadRoute: false }, async (request, reply) => {
     if (sessionlessMethodNotAllowed(request, reply)) return reply
     if (!accepts(request.headers.accept, 'text/event-stream', 'text')) {
-      return replyError(reply, 406, RpcCode.ServiceUnavailable, 'Not Acceptable: Accept must list text/event-stream')
+      return replyError(reply, 406, RpcCode.ServerError, 'Not Acceptable: Accept must list text/event-stream')
     }
     const record = await sessionFor(request, reply, null)
     if (record === undefined) return reply
@@ -165,7 +166,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     reply.raw.writeHead(200, sseHeaders(record.id))
     // Without resumability no priming event follows: send the head now, not with the first event.
     reply.raw.flushHeaders()
-    channel.attach(reply.raw, keepAlive(channel, () => endpoint.closeOutlet(record.id, outlet)))
+    channel.attach(reply.raw, keepAlive(channel, record.id, () => endpoint.closeOutlet(record.id, outlet)))
     channel.prime()
     return reply
   })
@@ -180,7 +181,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       channel = new SseChannel({ store, sessionId: record.id, streamId, resumable: true })
       const outlet = standaloneOutlet(channel)
       if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
-      onDetach = keepAlive(channel, () => endpoint.closeOutlet(record.id, outlet))
+      onDetach = keepAlive(channel, record.id, () => endpoint.closeOutlet(record.id, outlet))
     } else if (channel === undefined) {
       // The stream lives on another worker (or host), or it ended: replay the log, then follow the bus.
       const open = (): void => {
@@ -214,18 +215,32 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   }
 
   function conflict(reply: FastifyReply): FastifyReply {
-    return replyError(reply, 409, RpcCode.ServiceUnavailable, 'Conflict: this session already has a standalone SSE stream open')
+    return replyError(reply, 409, RpcCode.ServerError, 'Conflict: this session already has a standalone SSE stream open')
   }
 
-  /** Starts keep-alive comments on a standalone stream; the returned function stops them and runs `onClose`. */
-  function keepAlive(channel: SseChannel, onClose: () => void): () => void {
-    const timer = setInterval(() => channel.comment('keepalive'), KEEPALIVE_MS)
+  /**
+   * Starts keep-alive comments on a standalone stream; each also pushes the session's idle expiry
+   * back, since a client that only listens is not idle. The returned function stops them and runs `onClose`.
+   */
+  function keepAlive(channel: SseChannel, sessionId: string, onClose: () => void): () => void {
+    const timer = setInterval(() => {
+      channel.comment('keepalive')
+      store.touch(sessionId)
+    }, KEEPALIVE_MS)
     timer.unref()
     return () => {
       clearInterval(timer)
       onClose()
     }
   }
+
+  // Anything else on the MCP path is a method the endpoint does not allow, not a missing route.
+  app.route({
+    method: ['PUT', 'PATCH', 'OPTIONS'],
+    url: route.location,
+    handler: async (_request, reply) =>
+      replyError(reply.header('allow', 'GET, POST, DELETE'), 405, RpcCode.ServerError, 'Method Not Allowed: use POST, GET or DELETE'),
+  })
 
   app.delete(route.location, async (request, reply) => {
     if (sessionlessMethodNotAllowed(request, reply)) return reply

@@ -22,7 +22,7 @@ import { OriginPolicy } from '../edge/origin-check.ts'
 import { RpcCode } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { replyError } from './streamable-http.ts'
-import { CloseCode, WebSocketConnection } from './websocket-connection.ts'
+import { WebSocketConnection } from './websocket-connection.ts'
 
 /** The only subprotocol this transport speaks. */
 export const SUBPROTOCOL = 'mcp'
@@ -119,7 +119,7 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     onRequest: async (request, reply) => {
       const origin = request.headers.origin
       if (!policy.allows(request.headers.host, Array.isArray(origin) ? origin[0] : origin)) {
-        return replyError(reply, 403, RpcCode.ServiceUnavailable, 'Forbidden: Origin or Host not allowed')
+        return replyError(reply, 403, RpcCode.ServerError, 'Forbidden: Origin or Host not allowed')
       }
       const offered = offeredProtocols(request)
       if (offered.length > 0 && !offered.includes(SUBPROTOCOL)) {
@@ -137,5 +137,3 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     },
   })
 }
-
-export { CloseCode }

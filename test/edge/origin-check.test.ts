@@ -108,3 +108,11 @@ t.test('verdicts are cached per header value without mixing them up', async (t) 
   t.ok(policy.allows('good.example', 'http://good.example'))
   t.notOk(policy.allows('evil.example', undefined))
 })
+
+t.test('default ports: browsers leave them out of Origin', async (t) => {
+  const policy = new OriginPolicy(['https://app.example.com:443', 'http://plain.example.com:80'])
+  t.ok(policy.allows('app.example.com', 'https://app.example.com'), 'https origin without :443')
+  t.ok(policy.allows('app.example.com:443', 'https://app.example.com:443'))
+  t.ok(policy.allows('plain.example.com', 'http://plain.example.com'), 'http origin without :80')
+  t.notOk(policy.allows('app.example.com', 'https://app.example.com:8443'), 'another port is refused')
+})

@@ -98,7 +98,7 @@ t.test('one GET stream per session: a second concurrent GET is refused with 409'
   await new SseReader(first).next()
 
   const second = await openGet(t, gateway, sessionId)
-  assertRpcError(t, { statusCode: second.status, headers: { 'content-type': second.headers.get('content-type') }, body: await second.text() }, 409, RpcCode.ServiceUnavailable)
+  assertRpcError(t, { statusCode: second.status, headers: { 'content-type': second.headers.get('content-type') }, body: await second.text() }, 409, RpcCode.ServerError)
   t.equal((await post(gateway, sessionId, { jsonrpc: '2.0', id: 1, method: 'ping' })).status, 200, 'the session still serves')
 
   controller.abort()

@@ -62,9 +62,9 @@ t.test('notifications and client responses answer 202 with no body', async (t) =
 
 t.test('Origin and Host: DNS-rebinding protection', async (t) => {
   const gateway = await injectGateway(t)
-  assertRpcError(t, await inject(gateway, initializeRequest(), { origin: 'http://evil.example' }), 403, RpcCode.ServiceUnavailable)
-  assertRpcError(t, await inject(gateway, initializeRequest(), { host: 'evil.example' }), 403, RpcCode.ServiceUnavailable)
-  assertRpcError(t, await inject(gateway, initializeRequest(), { origin: 'null' }), 403, RpcCode.ServiceUnavailable)
+  assertRpcError(t, await inject(gateway, initializeRequest(), { origin: 'http://evil.example' }), 403, RpcCode.ServerError)
+  assertRpcError(t, await inject(gateway, initializeRequest(), { host: 'evil.example' }), 403, RpcCode.ServerError)
+  assertRpcError(t, await inject(gateway, initializeRequest(), { origin: 'null' }), 403, RpcCode.ServerError)
   for (const host of ['127.0.0.1:9999', 'localhost:3000', '[::1]:8080']) {
     const response = await inject(gateway, initializeRequest(), { host, origin: `http://${host}` })
     t.equal(response.statusCode, 200, `loopback ${host} is allowed`)
@@ -72,7 +72,7 @@ t.test('Origin and Host: DNS-rebinding protection', async (t) => {
   const sessionId = await injectSession(gateway)
   for (const method of ['GET', 'DELETE'] as const) {
     const response = await gateway.app.inject({ method, url: '/mcp', headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, origin: 'http://evil.example' } })
-    assertRpcError(t, response, 403, RpcCode.ServiceUnavailable)
+    assertRpcError(t, response, 403, RpcCode.ServerError)
   }
   t.ok(await gateway.store.get(sessionId), 'the refused DELETE did not end the session')
 })
@@ -81,8 +81,8 @@ t.test('allowed_origins admits the listed origin and its host, nothing more', as
   const gateway = await injectGateway(t, { allowed_origins: ['https://app.example.com'] })
   const allowed = await inject(gateway, initializeRequest(), { host: 'app.example.com', origin: 'https://app.example.com' })
   t.equal(allowed.statusCode, 200)
-  assertRpcError(t, await inject(gateway, initializeRequest(), { host: 'app.example.com', origin: 'http://app.example.com' }), 403, RpcCode.ServiceUnavailable)
-  assertRpcError(t, await inject(gateway, initializeRequest(), { host: 'api.example.com' }), 403, RpcCode.ServiceUnavailable)
+  assertRpcError(t, await inject(gateway, initializeRequest(), { host: 'app.example.com', origin: 'http://app.example.com' }), 403, RpcCode.ServerError)
+  assertRpcError(t, await inject(gateway, initializeRequest(), { host: 'api.example.com' }), 403, RpcCode.ServerError)
 })
 
 t.test('every refusal answers with a JSON-RPC error, and the gateway keeps serving', async (t) => {
@@ -92,12 +92,12 @@ t.test('every refusal answers with a JSON-RPC error, and the gateway keeps servi
 
   interface Case { name: string; body: unknown; headers?: Record<string, string | undefined>; status: number; code: number; id?: string | number | null }
   const cases: Case[] = [
-    { name: 'Accept without text/event-stream', body: ping(1), headers: { ...onSession, accept: 'application/json' }, status: 406, code: RpcCode.ServiceUnavailable },
-    { name: 'Accept without application/json', body: ping(1), headers: { ...onSession, accept: 'text/event-stream' }, status: 406, code: RpcCode.ServiceUnavailable },
-    { name: 'no Accept', body: ping(1), headers: { ...onSession, accept: undefined }, status: 406, code: RpcCode.ServiceUnavailable },
-    { name: 'Content-Type text/plain', body: ping(1), headers: { ...onSession, 'content-type': 'text/plain' }, status: 415, code: RpcCode.ServiceUnavailable },
-    { name: 'no Content-Type', body: ping(1), headers: { ...onSession, 'content-type': undefined }, status: 415, code: RpcCode.ServiceUnavailable },
-    { name: 'a body over body_limit', body: { ...ping(1), params: { pad: 'x'.repeat(4096) } }, headers: onSession, status: 413, code: RpcCode.InvalidRequest },
+    { name: 'Accept without text/event-stream', body: ping(1), headers: { ...onSession, accept: 'application/json' }, status: 406, code: RpcCode.ServerError },
+    { name: 'Accept without application/json', body: ping(1), headers: { ...onSession, accept: 'text/event-stream' }, status: 406, code: RpcCode.ServerError },
+    { name: 'no Accept', body: ping(1), headers: { ...onSession, accept: undefined }, status: 406, code: RpcCode.ServerError },
+    { name: 'Content-Type text/plain', body: ping(1), headers: { ...onSession, 'content-type': 'text/plain' }, status: 415, code: RpcCode.ServerError },
+    { name: 'no Content-Type', body: ping(1), headers: { ...onSession, 'content-type': undefined }, status: 415, code: RpcCode.ServerError },
+    { name: 'a body over body_limit', body: { ...ping(1), params: { pad: 'x'.repeat(4096) } }, headers: onSession, status: 413, code: RpcCode.ServerError },
     { name: 'malformed JSON', body: '{"jsonrpc": "2.0", "id": 1,', headers: onSession, status: 400, code: RpcCode.ParseError },
     { name: 'an empty body', body: '', headers: onSession, status: 400, code: RpcCode.ParseError },
     { name: 'JSON that is not JSON-RPC', body: { foo: 1 }, headers: onSession, status: 400, code: RpcCode.InvalidRequest },
@@ -113,10 +113,10 @@ t.test('every refusal answers with a JSON-RPC error, and the gateway keeps servi
     { name: 'a boolean id', body: { ...ping(), id: true }, headers: onSession, status: 400, code: RpcCode.InvalidRequest },
     { name: 'a numeric method (id echoed)', body: { jsonrpc: '2.0', id: 6, method: 7 }, headers: onSession, status: 400, code: RpcCode.InvalidRequest, id: 6 },
     { name: 'array params (id echoed)', body: { ...ping(8), params: [1] }, headers: onSession, status: 400, code: RpcCode.InvalidRequest, id: 8 },
-    { name: 'no Mcp-Session-Id (id echoed)', body: ping(9), headers: {}, status: 400, code: RpcCode.ServiceUnavailable, id: 9 },
-    { name: 'a notification without Mcp-Session-Id', body: { jsonrpc: '2.0', method: 'notifications/initialized' }, headers: {}, status: 400, code: RpcCode.ServiceUnavailable },
+    { name: 'no Mcp-Session-Id (id echoed)', body: ping(9), headers: {}, status: 400, code: RpcCode.ServerError, id: 9 },
+    { name: 'a notification without Mcp-Session-Id', body: { jsonrpc: '2.0', method: 'notifications/initialized' }, headers: {}, status: 400, code: RpcCode.ServerError },
     { name: 'an unknown session (id echoed)', body: ping('u'), headers: { 'mcp-session-id': 'no-such-session' }, status: 404, code: SESSION_NOT_FOUND, id: 'u' },
-    { name: 'an unsupported MCP-Protocol-Version (id echoed)', body: ping(10), headers: { ...onSession, 'mcp-protocol-version': '1999-01-01' }, status: 400, code: RpcCode.ServiceUnavailable, id: 10 },
+    { name: 'an unsupported MCP-Protocol-Version (id echoed)', body: ping(10), headers: { ...onSession, 'mcp-protocol-version': '1999-01-01' }, status: 400, code: RpcCode.ServerError, id: 10 },
     { name: 'initialize without protocolVersion (id echoed)', body: { jsonrpc: '2.0', id: 11, method: 'initialize', params: {} }, headers: {}, status: 400, code: RpcCode.InvalidParams, id: 11 },
     { name: 'initialize with non-object capabilities', body: { ...initializeRequest(12), params: { protocolVersion: VERSION, capabilities: 'all' } }, headers: {}, status: 400, code: RpcCode.InvalidParams, id: 12 },
   ]
@@ -173,7 +173,7 @@ t.test('a failing callback: a tool gives an isError result, a prompt or resource
 t.test('max_sessions: an initialize over the limit is refused with 503 until a session ends', async (t) => {
   const gateway = await injectGateway(t, { max_sessions: 1 })
   const first = (await inject(gateway, initializeRequest(1))).headers['mcp-session-id'] as string
-  const refused = assertRpcError(t, await inject(gateway, initializeRequest(2)), 503, RpcCode.ServiceUnavailable, 2)
+  const refused = assertRpcError(t, await inject(gateway, initializeRequest(2)), 503, RpcCode.ServerError, 2)
   t.match(refused.message, /max_sessions/)
   t.equal(await gateway.store.count('/mcp'), 1)
   const ended = await gateway.app.inject({ method: 'DELETE', url: '/mcp', headers: { 'mcp-session-id': first } })
@@ -187,7 +187,7 @@ t.test('DELETE ends the session; the id is then unknown', async (t) => {
   // MCP-Protocol-Version names the 2025-11-25 (session) wire on every request, as its clients send it.
   const remove = (headers: Record<string, string>) => gateway.app.inject({ method: 'DELETE', url: '/mcp', headers: { 'mcp-protocol-version': VERSION, ...headers } })
 
-  assertRpcError(t, await remove({}), 400, RpcCode.ServiceUnavailable)
+  assertRpcError(t, await remove({}), 400, RpcCode.ServerError)
   const deleted = await remove({ 'mcp-session-id': sessionId })
   t.equal(deleted.statusCode, 200)
   t.equal(deleted.body, '')
@@ -209,11 +209,11 @@ t.test('GET refusals: Accept, session header, unknown session', async (t) => {
   const gateway = await injectGateway(t)
   const sessionId = await injectSession(gateway)
   const get = (headers: Record<string, string>) => gateway.app.inject({ method: 'GET', url: '/mcp', headers: { 'mcp-protocol-version': VERSION, ...headers } })
-  assertRpcError(t, await get({ accept: 'application/json', 'mcp-session-id': sessionId }), 406, RpcCode.ServiceUnavailable)
-  assertRpcError(t, await get({ 'mcp-session-id': sessionId }), 406, RpcCode.ServiceUnavailable)
-  assertRpcError(t, await get({ accept: 'text/event-stream' }), 400, RpcCode.ServiceUnavailable)
+  assertRpcError(t, await get({ accept: 'application/json', 'mcp-session-id': sessionId }), 406, RpcCode.ServerError)
+  assertRpcError(t, await get({ 'mcp-session-id': sessionId }), 406, RpcCode.ServerError)
+  assertRpcError(t, await get({ accept: 'text/event-stream' }), 400, RpcCode.ServerError)
   assertRpcError(t, await get({ accept: 'text/event-stream', 'mcp-session-id': 'no-such-session' }), 404, SESSION_NOT_FOUND)
-  assertRpcError(t, await get({ accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2024-01-01' }), 400, RpcCode.ServiceUnavailable)
+  assertRpcError(t, await get({ accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2024-01-01' }), 400, RpcCode.ServerError)
   assertRpcError(t, await get({ accept: 'text/event-stream', 'mcp-session-id': sessionId, 'last-event-id': 'garbage' }), 400, RpcCode.InvalidParams)
 })
 
@@ -226,4 +226,14 @@ t.test('an unknown path answers 404 with a JSON-RPC error; health endpoints answ
   }
   t.same((await gateway.app.inject({ url: '/healthz' })).json(), { status: 'ok' })
   t.equal((await gateway.app.inject({ url: '/readyz' })).statusCode, 200)
+})
+
+t.test('other HTTP methods on an MCP path are 405 with Allow', async (t) => {
+  const gateway = await injectGateway(t)
+  for (const method of ['PUT', 'PATCH', 'OPTIONS'] as const) {
+    const response = await gateway.app.inject({ method, url: '/mcp', headers: { host: '127.0.0.1' } })
+    t.equal(response.statusCode, 405, method)
+    t.equal(response.headers.allow, 'GET, POST, DELETE')
+    t.equal(JSON.parse(response.body).error.code, -32000)
+  }
 })
