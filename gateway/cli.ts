@@ -12,6 +12,7 @@ import { needsPrimary, startCluster } from './cluster.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
 import type { GatewayConfig } from './config/types.ts'
 import { loadHandler } from './load-handler.ts'
+import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { loadHandlers, startGateway } from './server.ts'
 import { MemoryStore } from './store/memory.ts'
@@ -135,7 +136,7 @@ async function stdio(file: string, location: string | undefined): Promise<number
   const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
   let endpoint
   try {
-    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }))
+    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state))
   } catch (error) {
     process.stderr.write(`mcp-edge: cannot serve ${route.location}: ${(error as Error).message}\n`)
     await store.close()

@@ -15,12 +15,10 @@ import type { GatewayConfig, RouteConfig } from './config/types.ts'
 import { EdgeError, McpError, RpcCode } from './errors.ts'
 import type { Handler } from './index.ts'
 import { loadHandler } from './load-handler.ts'
-import { McpEndpoint } from './protocol/endpoint.ts'
+import type { McpEndpoint } from './protocol/endpoint.ts'
+import { buildEndpoint } from './route-endpoint.ts'
 import { idOf } from './protocol/jsonrpc.ts'
-import { RouteServerImpl } from './protocol/route-server.ts'
-import { mcp } from './registry/components.ts'
-import { RequestStateCodec } from './protocol/stateless/request-state.ts'
-import { Registry } from './registry/registry.ts'
+import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { createStore } from './store/create-store.ts'
 import { StoreUnavailableError, type SessionStore } from './store/store.ts'
 import { registerStreamableHttp, replyError } from './transport/streamable-http.ts'
@@ -104,15 +102,14 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
 
   // Before any route: @fastify/websocket must see every route added after it.
   const websockets = await registerWebSocketSupport(app, config.routes)
-  const codec = new RequestStateCodec(config.request_state.key ?? process.env.MCP_EDGE_REQUEST_STATE_KEY, config.request_state.ttl)
+  const codec = codecFromConfig(config.request_state)
   const endpoints = new Map<string, McpEndpoint>()
   for (const route of config.routes) {
-    const endpoint = new McpEndpoint(route, new Registry({ pagination: route.pagination }), store, logger.child({ route: route.location }))
+    let endpoint: McpEndpoint
     try {
-      await handlers.get(route.location)!.setup(mcp, new RouteServerImpl(endpoint))
+      endpoint = await buildEndpoint(route, handlers.get(route.location)!, store, logger, codec)
     } catch (error) {
       // Release what was built so far (a Redis store holds a socket that would keep the process alive).
-      endpoint.close()
       for (const built of endpoints.values()) built.close()
       await app.close()
       if (options.store === undefined) await store.close().catch(() => undefined)
@@ -125,7 +122,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     endpoints.set(route.location, endpoint)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
-      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, codec)
+      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint)
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets)
     })
   }

@@ -22,7 +22,9 @@ import type { ContextHost } from './request-context.ts'
 import { HandlerRequestContext } from './request-context.ts'
 import type { RouteEvent, RouteEventListener } from './route-server-api.ts'
 import type { RequestSink, SessionOutlet } from './sink.ts'
+import { StatelessDispatcher } from './stateless/dispatch.ts'
 import type { Envelope } from './stateless/envelope.ts'
+import type { RequestStateCodec } from './stateless/request-state.ts'
 import { negotiateVersion } from './versions.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
@@ -42,7 +44,10 @@ export class McpEndpoint implements ContextHost {
   readonly #listeners = new Map<RouteEvent, Set<RouteEventListener>>()
   #clientRequestSeq = 0
 
-  constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger) {
+  /** Serves this route's stateless (2026-07-28) requests, on any transport. */
+  readonly stateless: StatelessDispatcher
+
+  constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger, codec: RequestStateCodec) {
     this.route = route
     this.registry = registry
     this.store = store
@@ -55,6 +60,7 @@ export class McpEndpoint implements ContextHost {
     const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }
     if (route.server.instructions !== undefined) result.instructions = route.server.instructions
     this.#initializeResult = result
+    this.stateless = new StatelessDispatcher(this, codec, { capabilities: result.capabilities as JsonObject, instructions: route.server.instructions })
     registry.onChange((list) => this.#listChanged(list))
   }
 

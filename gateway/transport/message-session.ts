@@ -20,6 +20,8 @@ import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.ts'
 import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
 import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
+import { isStatelessMethod, type StatelessSink } from '../protocol/stateless/dispatch.ts'
+import { isStateless, META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'
 
 /** What a session needs from its channel. */
 export interface MessageChannel {
@@ -33,6 +35,8 @@ export class MessageSession {
   readonly #endpoint: McpEndpoint
   readonly #channel: MessageChannel
   readonly #inflight = new Set<Promise<void>>()
+  /** Stateless requests in flight, by id: what notifications/cancelled (or the channel ending) calls. */
+  readonly #statelessInflight = new Map<RequestId, () => void>()
   #logger: Logger
   #sessionId: string | undefined
   #queue: Promise<void> = Promise.resolve()
@@ -100,6 +104,7 @@ export class MessageSession {
   async #end(): Promise<void> {
     this.#ended = true
     clearInterval(this.#keepAlive)
+    for (const cancel of this.#statelessInflight.values()) cancel()
     const id = this.#sessionId
     if (id === undefined) return
     try {
@@ -134,7 +139,9 @@ export class MessageSession {
       return
     }
     if (this.#sessionId === undefined) {
-      if (incoming.kind === 'request' && incoming.message.method === 'initialize') await this.#initialize(incoming.message)
+      if (incoming.kind === 'request' && isStateless(body, undefined)) this.#stateless(incoming.message)
+      else if (incoming.kind === 'notification' && incoming.message.method === 'notifications/cancelled') this.#cancelStateless(incoming.message.params)
+      else if (incoming.kind === 'request' && incoming.message.method === 'initialize') await this.#initialize(incoming.message)
       else if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.InvalidRequest, 'Invalid Request: the first request must be initialize'))
       else this.#logger.debug({ kind: incoming.kind }, 'message before initialize ignored')
       return
@@ -173,6 +180,40 @@ export class MessageSession {
       case 'response':
         endpoint.handleResponse(record, incoming.message)
     }
+  }
+
+  /**
+   * A 2026-07-28 request (its `_meta` envelope names the version; there are no HTTP headers to check it
+   * against). Served without a session, like on HTTP; `notifications/cancelled` cancels it, as the
+   * stdio transport of that revision says.
+   */
+  #stateless(request: JsonRpcRequest): void {
+    const endpoint = this.#endpoint
+    const meta = request.params?._meta as Record<string, unknown> | undefined
+    const version = meta?.[META_VERSION]
+    let envelope
+    try {
+      envelope = readEnvelope(request.params, typeof version === 'string' ? version : undefined)
+    } catch (error) {
+      const rpc = error as McpError
+      this.send(errorMessage(request.id, rpc.code, rpc.message, rpc.data))
+      return
+    }
+    if (!isStatelessMethod(endpoint, request.method)) {
+      this.send(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method} (not served on the 2026-07-28 wire)`))
+      return
+    }
+    const sink = new StatelessChannelSink(this, request, this.#statelessInflight)
+    const running = endpoint.stateless.handle(request, envelope, sink).catch((error: unknown) => {
+      this.#logger.error({ err: error, method: request.method }, 'request failed')
+    })
+    this.#inflight.add(running)
+    void running.finally(() => this.#inflight.delete(running))
+  }
+
+  #cancelStateless(params: Record<string, unknown> | undefined): void {
+    const requestId = params?.requestId
+    if (typeof requestId === 'string' || typeof requestId === 'number') this.#statelessInflight.get(requestId)?.()
   }
 
   async #initialize(request: JsonRpcRequest): Promise<void> {
@@ -238,5 +279,35 @@ class ChannelSink implements RequestSink {
     this.#done = true
     const ms = Math.round((performance.now() - this.#started) * 100) / 100
     this.#session.logger.info({ requestId: this.#id, method: this.#method, outcome, ms }, 'mcp request')
+  }
+}
+
+/** A stateless request's sink on a message channel; its close listener is what cancellation calls. */
+class StatelessChannelSink extends ChannelSink implements StatelessSink {
+  readonly #id: RequestId
+  readonly #inflight: Map<RequestId, () => void>
+
+  constructor(session: MessageSession, request: JsonRpcRequest, inflight: Map<RequestId, () => void>) {
+    super(session, request)
+    this.#id = request.id
+    this.#inflight = inflight
+  }
+
+  override respond(message: JsonRpcResponse): void {
+    this.#inflight.delete(this.#id)
+    super.respond(message)
+  }
+
+  override abandon(): void {
+    this.#inflight.delete(this.#id)
+    super.abandon()
+  }
+
+  onClose(listener: () => void): void {
+    const previous = this.#inflight.get(this.#id)
+    this.#inflight.set(this.#id, () => {
+      previous?.()
+      listener()
+    })
   }
 }

@@ -13,11 +13,7 @@ import { EdgeError, McpError, RpcCode } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
 import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
-import { serverCapabilities } from '../protocol/capabilities.ts'
-import type { JsonObject } from '../protocol/mcp-types.ts'
-import { StatelessDispatcher } from '../protocol/stateless/dispatch.ts'
 import { isStateless } from '../protocol/stateless/envelope.ts'
-import type { RequestStateCodec } from '../protocol/stateless/request-state.ts'
 import { isSupportedVersion } from '../protocol/versions.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
@@ -42,13 +38,11 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
-export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint, codec: RequestStateCodec): void {
+export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint): void {
   const { route, store, logger } = endpoint
   const policy = new OriginPolicy(route.allowed_origins)
   const openStreams: OpenStreams = new Map()
-  const capabilities = serverCapabilities(route) as JsonObject
-  const dispatcher = new StatelessDispatcher(endpoint, codec, { capabilities, instructions: route.server.instructions })
-  const stateless = { endpoint, dispatcher, openStreams, replyError }
+  const stateless = { endpoint, dispatcher: endpoint.stateless, openStreams, replyError }
 
   /** GET and DELETE belong to sessions; without a session id (and a legacy version) they are 405 (stateless wire). */
   function sessionlessMethodNotAllowed(request: FastifyRequest, reply: FastifyReply): boolean {

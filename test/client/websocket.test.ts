@@ -1,11 +1,11 @@
 // The WebSocket transport against a scripted `ws` server on loopback: subprotocol `mcp`, one
 // JSON-RPC message per text frame, server→client requests, binary frames refused with 1003.
-// (The gateway's own WebSocket endpoint gets the shared transport contract suite.)
+// Then once against the gateway's own WebSocket endpoint (the shared transport contract suite goes further).
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { McpClient, ProtocolError, TransportError, WebSocketTransport } from '../../gateway/client/index.ts'
-import { eventually, text } from './harness.ts'
+import { CancelledError, McpClient, ProtocolError, TransportError, WebSocketTransport } from '../../gateway/client/index.ts'
+import { eventually, gatewayWith, liveRoute, text } from './harness.ts'
 
 interface Peer { url: string; frames: unknown[]; handshake: { protocol?: string; authorization?: string }; closeCodes: number[]; socket(): WebSocket }
 
@@ -96,4 +96,23 @@ t.test('a server that does not pick the mcp subprotocol, or is not there, is a T
   const nobody = await new McpClient(new WebSocketTransport({ url: 'ws://127.0.0.1:1/mcp' })).initialize().catch((error: unknown) => error)
   t.type(nobody, TransportError)
   t.match(nobody, { message: /ECONNREFUSED/ })
+})
+
+t.test("against the gateway's own WebSocket endpoint: progress, sampling, roots, subscriptions, cancellation", async (t) => {
+  const gateway = await gatewayWith(t, [{ ...liveRoute, transports: ['streamable_http', 'websocket'] }])
+  const client = new McpClient(new WebSocketTransport({ url: `${gateway.url.replace('http:', 'ws:')}/live` }))
+  t.teardown(() => client.close())
+  await client.initialize({ roots: [{ uri: 'file:///ws' }], sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'ws-model' }) })
+  t.match(client.serverInfo, { name: 'live' })
+  const progress: number[] = []
+  t.equal(text(await client.callTool('slow', { steps: 3 }, { onProgress: (value) => void progress.push(value) })), 'done after 3 steps')
+  t.same(progress, [1, 2, 3])
+  t.equal(text(await client.callTool('sample', { prompt: 'x' })), 'model ws-model said: hi')
+  t.equal(text(await client.callTool('roots')), 'file:///ws')
+  const updates: string[] = []
+  await client.subscribeResource('live://counter', (uri) => updates.push(uri))
+  await client.callTool('touch')
+  await eventually(() => updates.length === 1)
+  await t.rejects(client.callTool('slow', { steps: 50 }, { onProgress: (value) => value < 2 }), CancelledError)
+  await client.ping()
 })

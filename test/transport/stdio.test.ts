@@ -194,3 +194,29 @@ t.test('SIGTERM cancels what is in flight and exits 0', async (t) => {
   t.equal(await raw.exited, 0)
   t.match(raw.stderr(), /"outcome":"cancelled"/)
 })
+
+t.test('the stateless 2026-07-28 wire over stdio: discover, input-required rounds, cancellation', async (t) => {
+  const raw = spawnRaw(t)
+  const meta = (capabilities = {}) => ({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities })
+  raw.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: meta() } }))
+  const discover = await raw.next()
+  t.match(discover, { id: 1, result: { resultType: 'complete', supportedVersions: ['2026-07-28'] } })
+
+  raw.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { _meta: meta({ elicitation: {} }), name: 'ask' } }))
+  const asked = await raw.next()
+  t.equal(asked.result.resultType, 'input_required')
+  const key = Object.keys(asked.result.inputRequests)[0]!
+  raw.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { _meta: meta({ elicitation: {} }), name: 'ask', inputResponses: { [key]: { action: 'accept', content: { name: 'Kai' } } }, requestState: asked.result.requestState } }))
+  t.match(await raw.next(), { id: 3, result: { resultType: 'complete', content: [{ text: 'Hello, Kai' }] } })
+
+  raw.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping', params: { _meta: meta() } }))
+  t.match(await raw.next(), { id: 4, error: { code: -32601 } }, 'removed methods are -32601')
+
+  raw.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { _meta: meta(), name: 'slow', arguments: { steps: 40 } } }))
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  raw.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5 } }))
+  raw.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/list', params: { _meta: meta() } }))
+  const next = await raw.next()
+  t.equal(next.id, 6, 'the cancelled request sends nothing; the next answer is the list')
+  t.equal(next.result.resultType, 'complete')
+})

@@ -91,3 +91,8 @@ export class RequestStateCodec {
 function invalid(message: string): McpError {
   return new McpError(RpcCode.InvalidParams, `Invalid requestState: ${message}`)
 }
+
+/** The codec a gateway's config asks for: its key, else MCP_EDGE_REQUEST_STATE_KEY, else a random one. */
+export function codecFromConfig(config: { key?: string; ttl: number }, env: NodeJS.ProcessEnv = process.env): RequestStateCodec {
+  return new RequestStateCodec(config.key ?? env.MCP_EDGE_REQUEST_STATE_KEY, config.ttl)
+}
