@@ -39,6 +39,7 @@ t.test('defaults land everywhere', async (t) => {
     store: { type: 'memory', event_capacity: 1024, cache_ttl: 90 },
     body_limit: 4194304,
     drain_timeout: 10,
+    request_state: { ttl: 600 },
     log: { level: 'info' },
     routes: [{
       location: '/mcp',
@@ -58,6 +59,8 @@ t.test('defaults land everywhere', async (t) => {
       read_timeout: 10,
       allowed_origins: [],
       max_sessions: 10000,
+      cache: { ttl_ms: 0, scope: 'private' },
+      websocket: { ping_interval: 30, max_message_size: 4194304 },
       options: {},
     }],
   })
