@@ -28,6 +28,8 @@ import type { RequestStateCodec } from './stateless/request-state.ts'
 import { negotiateVersion } from './versions.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
+/** Makes server→client request ids unique across workers: an answer may reach another worker of the session. */
+const PROCESS_TAG = randomUUID().slice(0, 8)
 
 export class McpEndpoint implements ContextHost {
   readonly route: RouteConfig
@@ -219,7 +221,7 @@ export class McpEndpoint implements ContextHost {
   }
 
   nextClientRequestId(): string {
-    return `edge-${++this.#clientRequestSeq}`
+    return `edge-${PROCESS_TAG}-${++this.#clientRequestSeq}`
   }
 
   sessionView(record: SessionRecord): SessionView {

@@ -5,10 +5,11 @@
  */
 import { EdgeError } from '../errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from './context.ts'
-import type { JsonRpcMessage, RequestId } from './jsonrpc.ts'
+import type { RequestId } from './jsonrpc.ts'
 import { notification } from './jsonrpc.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
-import type { InFlight, LiveSession } from './live-sessions.ts'
+import { ContextBase } from './context-base.ts'
+import type { LiveSession } from './live-sessions.ts'
 import type {
   CreateMessageOptions,
   CreateMessageResult,
@@ -19,12 +20,12 @@ import type {
   Root,
   SamplingMessage,
 } from './mcp-types.ts'
-import { LOG_LEVELS } from './mcp-types.ts'
 import type { RequestSink } from './sink.ts'
+
+import type { SessionRecord } from '../store/store.ts'
 
 /** Default reconnect delay a closed stream asks the client to wait, in milliseconds. */
 const RECONNECT_DELAY_MS = 1000
-import type { SessionRecord } from '../store/store.ts'
 
 /** What a context needs from the endpoint that created it. */
 export interface ContextHost {
@@ -39,72 +40,29 @@ export interface ContextHost {
   sessionView(record: SessionRecord): SessionView
 }
 
-const levelRank = new Map<string, number>(LOG_LEVELS.map((level, rank) => [level, rank]))
+export { levelPasses } from './context-base.ts'
 
-/** True when a message at `level` passes the session's minimum level. */
-export function levelPasses(level: LogLevel, minimum: LogLevel | undefined): boolean {
-  return minimum === undefined || (levelRank.get(level) ?? 0) >= (levelRank.get(minimum) ?? 0)
-}
-
-export class HandlerRequestContext implements RequestContext, InFlight {
-  readonly requestId: RequestId
-  readonly _meta: JsonObject | undefined
-  #controller: AbortController | undefined
-  #cancelReason: string | undefined
+/** The `ctx` of a request in a session (stateful wire, any transport). */
+export class HandlerRequestContext extends ContextBase implements RequestContext {
   #session: SessionView | undefined
   readonly #host: ContextHost
   readonly #record: SessionRecord
-  readonly #sink: RequestSink
   readonly #live: LiveSession
 
   constructor(host: ContextHost, record: SessionRecord, live: LiveSession, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink) {
+    super(requestId, meta, sink)
     this.#host = host
     this.#record = record
     this.#live = live
-    this.requestId = requestId
-    this._meta = meta
-    this.#sink = sink
-  }
-
-  get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController()
-      if (this.#cancelReason !== undefined) this.#controller.abort(this.#cancelReason)
-    }
-    return this.#controller.signal
-  }
-
-  get cancelled(): boolean {
-    return this.#cancelReason !== undefined
   }
 
   get session(): SessionView {
     return (this.#session ??= this.#host.sessionView(this.#record))
   }
 
-  cancel(reason: string): void {
-    if (this.#cancelReason !== undefined) return
-    this.#cancelReason = reason
-    this.#controller?.abort(reason)
-  }
-
-  progress(progress: number, total?: number, message?: string): boolean {
-    if (this.#cancelReason !== undefined) return false
-    const token = this._meta?.progressToken
-    if (typeof token !== 'string' && typeof token !== 'number') return true
-    const params: JsonObject = { progressToken: token, progress }
-    if (total !== undefined) params.total = total
-    if (message !== undefined) params.message = message
-    this.#sink.send(notification('notifications/progress', params))
-    return true
-  }
-
   log(level: LogLevel, data: unknown, logger?: string): void {
     this.#host.logToGateway(level, data, logger, this.#record.id)
-    if (this.#cancelReason !== undefined || !this.#host.logging || !levelPasses(level, this.#record.logLevel)) return
-    const params: JsonObject = { level, data }
-    if (logger !== undefined) params.logger = logger
-    this.#sink.send(notification('notifications/message', params))
+    this.notifyLog(level, data, logger, this.#host.logging ? this.#record.logLevel : null)
   }
 
   elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {
@@ -112,7 +70,7 @@ export class HandlerRequestContext implements RequestContext, InFlight {
   }
 
   elicitationComplete(elicitationId: string): void {
-    this.#sink.send(notification('notifications/elicitation/complete', { elicitationId }))
+    this.sink.send(notification('notifications/elicitation/complete', { elicitationId }))
   }
 
   createMessage(messages: SamplingMessage[], maxTokens: number, options?: CreateMessageOptions & ClientRequestOptions): Promise<CreateMessageResult> {
@@ -140,12 +98,12 @@ export class HandlerRequestContext implements RequestContext, InFlight {
   setRequestState(_state: unknown): void {}
 
   closeStream(retryMs = RECONNECT_DELAY_MS): boolean {
-    return this.#cancelReason === undefined && this.#sink.detach(retryMs)
+    return !this.cancelled && this.sink.detach(retryMs)
   }
 
   /** Sends a server→client request on this request's stream and waits for the client's answer. */
   #ask(method: string, params: JsonObject | undefined, options: ClientRequestOptions = {}): Promise<unknown> {
-    if (this.#cancelReason !== undefined) return Promise.reject(new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'))
+    if (this.cancelled) return Promise.reject(new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'))
     return askClient({
       id: this.#host.nextClientRequestId(),
       method,
@@ -153,7 +111,7 @@ export class HandlerRequestContext implements RequestContext, InFlight {
       options,
       defaultTimeoutMs: this.#host.readTimeoutMs,
       awaiting: this.#live.awaiting,
-      send: (message) => this.#sink.send(message),
+      send: (message) => this.sink.send(message),
       signal: this.signal,
     })
   }

@@ -8,8 +8,6 @@
 import { EdgeError, McpError } from '../../errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../context.ts'
 import type { RequestId } from '../jsonrpc.ts'
-import { notification } from '../jsonrpc.ts'
-import type { InFlight } from '../live-sessions.ts'
 import type {
   CreateMessageOptions,
   CreateMessageResult,
@@ -20,7 +18,7 @@ import type {
   Root,
   SamplingMessage,
 } from '../mcp-types.ts'
-import { levelPasses } from '../request-context.ts'
+import { ContextBase } from '../context-base.ts'
 import type { RequestSink } from '../sink.ts'
 import type { Envelope } from './envelope.ts'
 import { StatelessCode } from './envelope.ts'
@@ -47,43 +45,24 @@ const isElicitResult: AnswerCheck = (answer) => isObject(answer) && ['accept', '
 const isSamplingResult: AnswerCheck = (answer) => isObject(answer) && answer.content !== undefined
 const isRootsResult: AnswerCheck = (answer) => isObject(answer) && Array.isArray(answer.roots)
 
-export class StatelessRequestContext implements RequestContext, InFlight {
-  readonly requestId: RequestId
-  readonly _meta: JsonObject | undefined
+export class StatelessRequestContext extends ContextBase implements RequestContext {
   /** Input requests recorded this round, by key. */
   readonly inputRequests = new Map<string, InputRequest>()
   /** The client's answers: this round's inputResponses over those kept from earlier rounds. */
   readonly answers: JsonObject
   #nextState: unknown
-  #controller: AbortController | undefined
-  #cancelReason: string | undefined
   #calls = 0
   readonly #host: StatelessHost
   readonly #envelope: Envelope
-  readonly #sink: RequestSink
   readonly #previousState: unknown
 
   constructor(host: StatelessHost, envelope: Envelope, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink, answers: JsonObject, previousState: unknown) {
+    super(requestId, meta, sink)
     this.#host = host
     this.#envelope = envelope
-    this.requestId = requestId
-    this._meta = meta
-    this.#sink = sink
     this.answers = answers
     this.#previousState = previousState
     this.#nextState = previousState
-  }
-
-  get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController()
-      if (this.#cancelReason !== undefined) this.#controller.abort(this.#cancelReason)
-    }
-    return this.#controller.signal
-  }
-
-  get cancelled(): boolean {
-    return this.#cancelReason !== undefined
   }
 
   get session(): SessionView {
@@ -103,31 +82,11 @@ export class StatelessRequestContext implements RequestContext, InFlight {
     this.#nextState = state
   }
 
-  cancel(reason: string): void {
-    if (this.#cancelReason !== undefined) return
-    this.#cancelReason = reason
-    this.#controller?.abort(reason)
-  }
-
-  progress(progress: number, total?: number, message?: string): boolean {
-    if (this.#cancelReason !== undefined) return false
-    const token = this._meta?.progressToken
-    if (typeof token !== 'string' && typeof token !== 'number') return true
-    const params: JsonObject = { progressToken: token, progress }
-    if (total !== undefined) params.total = total
-    if (message !== undefined) params.message = message
-    this.#sink.send(notification('notifications/progress', params))
-    return true
-  }
-
   log(level: LogLevel, data: unknown, logger?: string): void {
     this.#host.logToGateway(level, data, logger, undefined)
-    const minimum = this.#envelope.logLevel
     // 2026-07-28: no log level in the envelope means no log notifications at all.
-    if (minimum === undefined || this.#cancelReason !== undefined || !this.#host.logging || !levelPasses(level, minimum)) return
-    const params: JsonObject = { level, data }
-    if (logger !== undefined) params.logger = logger
-    this.#sink.send(notification('notifications/message', params))
+    const minimum = this.#envelope.logLevel
+    this.notifyLog(level, data, logger, minimum === undefined || !this.#host.logging ? null : minimum)
   }
 
   async elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {

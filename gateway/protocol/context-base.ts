@@ -1,0 +1,69 @@
+/**
+ * What every request's `ctx` shares, whichever wire it came on: the lazily made AbortSignal, the
+ * cancellation that fires it, progress and log notifications on the request's own stream.
+ */
+import type { RequestId } from './jsonrpc.ts'
+import { notification } from './jsonrpc.ts'
+import type { InFlight } from './live-sessions.ts'
+import type { JsonObject, LogLevel } from './mcp-types.ts'
+import { LOG_LEVELS } from './mcp-types.ts'
+import type { RequestSink } from './sink.ts'
+
+const levelRank = new Map<string, number>(LOG_LEVELS.map((level, rank) => [level, rank]))
+
+/** True when a message at `level` passes the minimum level (no minimum: everything passes). */
+export function levelPasses(level: LogLevel, minimum: LogLevel | undefined): boolean {
+  return minimum === undefined || (levelRank.get(level) ?? 0) >= (levelRank.get(minimum) ?? 0)
+}
+
+export abstract class ContextBase implements InFlight {
+  readonly requestId: RequestId
+  readonly _meta: JsonObject | undefined
+  protected readonly sink: RequestSink
+  #controller: AbortController | undefined
+  #cancelReason: string | undefined
+
+  constructor(requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink) {
+    this.requestId = requestId
+    this._meta = meta
+    this.sink = sink
+  }
+
+  /** Made on first read: most handlers never look at it, and most requests are never cancelled. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      if (this.#cancelReason !== undefined) this.#controller.abort(this.#cancelReason)
+    }
+    return this.#controller.signal
+  }
+
+  get cancelled(): boolean {
+    return this.#cancelReason !== undefined
+  }
+
+  cancel(reason: string): void {
+    if (this.#cancelReason !== undefined) return
+    this.#cancelReason = reason
+    this.#controller?.abort(reason)
+  }
+
+  progress(progress: number, total?: number, message?: string): boolean {
+    if (this.#cancelReason !== undefined) return false
+    const token = this._meta?.progressToken
+    if (typeof token !== 'string' && typeof token !== 'number') return true
+    const params: JsonObject = { progressToken: token, progress }
+    if (total !== undefined) params.total = total
+    if (message !== undefined) params.message = message
+    this.sink.send(notification('notifications/progress', params))
+    return true
+  }
+
+  /** Sends `notifications/message` unless cancelled or below `minimum` (`null`: send nothing). */
+  protected notifyLog(level: LogLevel, data: unknown, logger: string | undefined, minimum: LogLevel | undefined | null): void {
+    if (minimum === null || this.#cancelReason !== undefined || !levelPasses(level, minimum)) return
+    const params: JsonObject = { level, data }
+    if (logger !== undefined) params.logger = logger
+    this.sink.send(notification('notifications/message', params))
+  }
+}
