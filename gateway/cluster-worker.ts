@@ -1,6 +1,7 @@
 /**
  * One worker under the cluster primary (cluster.ts): serves the gateway on the shared port and, when
- * told to stop (the primary's `drain`, SIGTERM, SIGINT, or the primary going away), drains:
+ * told to stop (the primary's `drain`, SIGTERM, SIGINT, or the primary going away), drains (so does a
+ * single process, `workers: 1`, on SIGTERM):
  *
  *   stop accepting ──► end SSE connections with a retry hint (clients resume elsewhere with
  *   Last-Event-ID) ──► wait for requests in flight, up to drain_timeout ──► close the rest ──► exit 0
@@ -32,6 +33,16 @@ function inFlight(gateway: Gateway, responses: ReadonlySet<ServerResponse>): num
   return responses.size + handlers
 }
 
+/** The HTTP responses the gateway is working on, kept up to date from now on (what a drain waits for). */
+export function trackResponses(gateway: Gateway): Set<ServerResponse> {
+  const responses = new Set<ServerResponse>()
+  gateway.app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
+    responses.add(response)
+    response.once('close', () => responses.delete(response))
+  })
+  return responses
+}
+
 /**
  * Stops the gateway gracefully: nothing new is accepted, SSE clients are told to reconnect, requests
  * in flight get up to `timeoutMs`; then whatever is left is closed.
@@ -45,9 +56,8 @@ export async function drainGateway(gateway: Gateway, timeoutMs: number, response
   server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
     response.shouldKeepAlive = false
   })
-  const closed = app.close()
-  void closed.then(() => app.log.info('DEBUG app closed'))
-  for (const r of responses) { r.once('finish', () => app.log.info({ h: r.getHeaders?.() }, 'DEBUG finish')); r.once('close', () => app.log.info('DEBUG res close')); r.socket?.once('close', (e) => app.log.info({ e }, 'DEBUG socket close')) }
+  // Not app.close() yet: it cuts every connection (forceCloseConnections), requests in flight included.
+  server.close()
   const detached = detachAllStreams(RECONNECT_DELAY_MS)
   app.log.info({ detached, inFlight: inFlight(gateway, responses), timeoutMs }, 'draining')
   // Shutdown only: a short poll is simpler than making every request report its end.
@@ -55,11 +65,8 @@ export async function drainGateway(gateway: Gateway, timeoutMs: number, response
   const left = inFlight(gateway, responses)
   if (left > 0) app.log.warn({ inFlight: left }, 'drain timeout: closing what is left')
   detachAllStreams(RECONNECT_DELAY_MS)
-  // Cutting a connection whose response just left can lose its tail: give the last ones a moment,
-  // then close what remains (keep-alive connections of responses sent before the drain began).
-  await Promise.race([closed, sleep(200)])
-  server.closeAllConnections()
-  await closed
+  // Cutting a connection whose response just left can lose its tail: give the last ones a moment.
+  await sleep(100)
   await gateway.close()
 }
 
@@ -72,11 +79,7 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
     process.exit(1)
   })
   const gateway = await startGateway(config)
-  const responses = new Set<ServerResponse>()
-  gateway.app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    responses.add(response)
-    response.once('close', () => responses.delete(response))
-  })
+  const responses = trackResponses(gateway)
   gateway.app.log.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
 
   let draining: Promise<void> | undefined

@@ -1,4 +1,5 @@
 /** Builds the store backend the config names. */
+import cluster from 'node:cluster'
 import type { Logger } from 'pino'
 import type { StoreConfig } from '../config/types.ts'
 import { ClusterStore } from './cluster-client.ts'
@@ -10,7 +11,7 @@ import type { SessionStore } from './store.ts'
 export interface CreateStoreOptions {
   /** Where the Redis backend reports outages and recoveries. */
   logger?: Logger
-  /** The channel to the cluster primary (default: this worker's `process`). */
+  /** The channel to the cluster primary (default: `process`, in a node:cluster worker). */
   primary?: IpcPeer
   env?: NodeJS.ProcessEnv
 }
@@ -20,7 +21,7 @@ export function createStore(config: StoreConfig, options: CreateStoreOptions = {
     case 'memory':
       return new MemoryStore({ eventCapacity: config.event_capacity, cacheTtl: config.cache_ttl })
     case 'cluster': {
-      const primary = options.primary ?? (process.send === undefined ? undefined : (process as unknown as IpcPeer))
+      const primary = options.primary ?? (cluster.isWorker ? (process as unknown as IpcPeer) : undefined)
       if (primary === undefined) {
         throw new Error('store type cluster lives in the cluster primary: start the gateway with `mcp-edge start` (workers > 1 or store type cluster)')
       }

@@ -56,6 +56,8 @@ export class MemoryStore implements SessionStore {
   readonly bus = new MemoryBus()
   readonly #sessions = new Map<string, Entry>()
   readonly #byRoute = new Map<string, Set<string>>()
+  /** Per route, a time before which no session of it can have expired (see count). */
+  readonly #earliestExpiry = new Map<string, number>()
   readonly #eventCapacity: number
   readonly #eventTtlMs: number
   readonly #sweeper: NodeJS.Timeout
@@ -73,6 +75,8 @@ export class MemoryStore implements SessionStore {
     let ids = this.#byRoute.get(record.route)
     if (ids === undefined) this.#byRoute.set(record.route, (ids = new Set()))
     ids.add(record.id)
+    const expiry = Date.now() + idleTtlMs
+    if (expiry < (this.#earliestExpiry.get(record.route) ?? Infinity)) this.#earliestExpiry.set(record.route, expiry)
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
@@ -99,11 +103,22 @@ export class MemoryStore implements SessionStore {
     return true
   }
 
+  /**
+   * Exact, and O(1) until a session of the route may have expired: initialize calls it for
+   * max_sessions, and walking every session each time made creating n sessions cost n². Touches only
+   * postpone expiry, so the remembered earliest expiry can be early, never late.
+   */
   async count(route: string): Promise<number> {
-    // Expired sessions wait for the sweep; they must not count against max_sessions meanwhile.
     const ids = this.#byRoute.get(route)
     if (ids === undefined) return 0
-    for (const id of ids) this.#live(id)
+    const now = Date.now()
+    if (now < (this.#earliestExpiry.get(route) ?? 0)) return ids.size
+    let earliest = Infinity
+    for (const id of ids) {
+      const entry = this.#live(id)
+      if (entry !== undefined) earliest = Math.min(earliest, entry.lastSeen + entry.idleTtlMs)
+    }
+    this.#earliestExpiry.set(route, earliest)
     return ids.size
   }
 
@@ -119,7 +134,7 @@ export class MemoryStore implements SessionStore {
     if (entry === undefined) return id
     const now = Date.now()
     entry.events.push({ id, data, stream, seq, at: now })
-    this.#trim(entry, now)
+    this.#trim(entry, now, true)
     return id
   }
 
@@ -149,6 +164,7 @@ export class MemoryStore implements SessionStore {
     clearInterval(this.#sweeper)
     this.#sessions.clear()
     this.#byRoute.clear()
+    this.#earliestExpiry.clear()
   }
 
   #live(id: string): Entry | undefined {
@@ -168,9 +184,14 @@ export class MemoryStore implements SessionStore {
     if (ids?.size === 0) this.#byRoute.delete(entry.record.route)
   }
 
-  /** Drops events beyond the capacity or older than the cache TTL (oldest first, so a prefix). */
-  #trim(entry: Entry, now: number): void {
+  /**
+   * Drops events beyond the capacity or older than the cache TTL (oldest first, so a prefix). Called
+   * on append with `lazy`: it then waits until a quarter of the capacity is over, so a full log is
+   * cut once per many appends instead of shifting the whole array on each one.
+   */
+  #trim(entry: Entry, now: number, lazy = false): void {
     const events = entry.events
+    if (lazy && events.length <= this.#eventCapacity + (this.#eventCapacity >> 2) && now - (events[0]?.at ?? now) <= this.#eventTtlMs + 1000) return
     let drop = Math.max(0, events.length - this.#eventCapacity)
     while (drop < events.length && now - events[drop]!.at > this.#eventTtlMs) drop++
     if (drop > 0) events.splice(0, drop)

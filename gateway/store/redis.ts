@@ -105,18 +105,22 @@ export class RedisStore implements SessionStore {
     this.#subscriber = connectRedis(connection, 'subscriber')
     this.bus = new RedisBus((channel, text) => this.#run(() => this.#commands.publish(this.#busPattern + channel, text)))
 
+    // Either connection dropping means Redis may be away: stop serving cached records at once, so
+    // requests learn it (503) rather than run on records that may have changed meanwhile.
     for (const client of [this.#commands, this.#subscriber]) {
       client.on('error', (error: Error) => this.#trouble(error))
-      client.on('close', () => this.#trouble())
+      client.on('close', () => {
+        this.#cache.disable()
+        this.#trouble()
+      })
     }
     this.#commands.on('ready', () => {
       this.#recovered()
-      if (this.#listening) this.#resolveConnected()
+      this.#serve()
     })
     this.#subscriber.on('ready', () => void this.#listen())
     this.#subscriber.on('close', () => {
       this.#listening = false
-      this.#cache.disable()
     })
     this.#subscriber.on('pmessage', (_pattern: string, channel: string, text: string) => {
       this.bus.deliver(channel.slice(this.#busPattern.length), text)
@@ -247,12 +251,18 @@ export class RedisStore implements SessionStore {
       await this.#subscriber.psubscribe(`${this.#busPattern}*`)
       await this.#subscriber.subscribe(this.#invalidations)
       this.#listening = true
-      this.#cache.enable()
-      if (this.#commands.status === 'ready') this.#resolveConnected()
+      this.#serve()
     } catch (error) {
       // The connection dropped while subscribing; the next 'ready' tries again.
       this.#trouble(error as Error)
     }
+  }
+
+  /** Once both connections are up (again): the cache may serve, and connected() resolves. */
+  #serve(): void {
+    if (!this.#listening || this.#commands.status !== 'ready' || this.#closed) return
+    this.#cache.enable()
+    this.#resolveConnected()
   }
 
   #trouble(error?: Error): void {

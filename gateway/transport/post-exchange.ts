@@ -5,9 +5,11 @@
  * that lost the connection can resume it with GET + Last-Event-ID.
  */
 import type { FastifyReply } from 'fastify'
+import type { Logger } from 'pino'
 import type { JsonRpcMessage, JsonRpcResponse } from '../protocol/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
+import { logRequest } from './request-log.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
 
 /** Streams this worker is producing, by session and stream id, for resumption. */
@@ -16,12 +18,14 @@ export type OpenStreams = Map<string, SseChannel>
 const streamTag = Math.random().toString(36).slice(2, 6)
 let streamSeq = 0
 
+/** What every exchange of a route (and wire) shares: made once, not per request. */
 export interface ExchangeOptions {
   store: SessionStore
   resumable: boolean
   openStreams: OpenStreams
-  /** Called once when the exchange ends, with the HTTP status it answered. */
-  done: (status: number) => void
+  logger: Logger
+  /** Set on the stateless wire, for the log line. */
+  era?: string
 }
 
 const enum State { Pending, Streaming, Done }
@@ -33,10 +37,15 @@ export class PostExchange implements RequestSink {
   /** undefined on the stateless wire: no session header, no event ids. */
   readonly #sessionId: string | undefined
   readonly #options: ExchangeOptions
+  readonly #method: string
+  readonly #started: number
 
-  constructor(reply: FastifyReply, sessionId: string | undefined, options: ExchangeOptions) {
+  /** `started` is `requestStart(logger)`: the exchange writes the request's log line when it ends. */
+  constructor(reply: FastifyReply, sessionId: string | undefined, method: string, started: number, options: ExchangeOptions) {
     this.#reply = reply
     this.#sessionId = sessionId
+    this.#method = method
+    this.#started = started
     this.#options = options
   }
 
@@ -51,7 +60,7 @@ export class PostExchange implements RequestSink {
     if (this.#state === State.Pending) {
       this.#state = State.Done
       this.#reply.code(httpStatus).header('content-type', 'application/json').send(JSON.stringify(message))
-      this.#options.done(httpStatus)
+      this.#log(httpStatus)
       return
     }
     this.#channel!.send(JSON.stringify(message))
@@ -64,7 +73,7 @@ export class PostExchange implements RequestSink {
       // Cancelled before anything was sent: nothing follows, so say so plainly.
       this.#state = State.Done
       this.#reply.code(202).send()
-      this.#options.done(202)
+      this.#log(202)
       return
     }
     this.#finish()
@@ -99,10 +108,14 @@ export class PostExchange implements RequestSink {
     return channel
   }
 
+  #log(status: number): void {
+    logRequest(this.#options.logger, this.#started, this.#method, status, this.#sessionId, this.#options.era)
+  }
+
   #finish(): void {
     this.#state = State.Done
     const channel = this.#channel!
     void channel.finish().then(() => this.#options.openStreams.delete(`${this.#sessionId} ${channel.streamId}`))
-    this.#options.done(200)
+    this.#log(200)
   }
 }

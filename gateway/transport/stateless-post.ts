@@ -14,12 +14,14 @@ import { isStatelessMethod } from '../protocol/stateless/dispatch.ts'
 import { readEnvelope } from '../protocol/stateless/envelope.ts'
 import { checkParamHeaders, checkRoutingHeaders, headerParams } from '../protocol/stateless/headers.ts'
 import type { ToolEntry } from '../registry/entries.ts'
-import { PostExchange, type OpenStreams } from './post-exchange.ts'
+import { PostExchange, type ExchangeOptions } from './post-exchange.ts'
+import { requestStart } from './request-log.ts'
 
 export interface StatelessPostOptions {
   endpoint: McpEndpoint
   dispatcher: StatelessDispatcher
-  openStreams: OpenStreams
+  /** Shared by every stateless exchange of the route. */
+  exchanges: ExchangeOptions
   replyError: (reply: FastifyReply, status: number, code: number, message: string, id?: string | number | null, data?: unknown) => FastifyReply
 }
 
@@ -42,13 +44,7 @@ export async function statelessPost(request: FastifyRequest, reply: FastifyReply
     }
     checkRoutingHeaders(request.headers, message.method, params)
     if (message.method === 'tools/call') checkToolHeaders(request, endpoint, params)
-    const started = performance.now()
-    const exchange = new PostExchange(reply, undefined, {
-      store: endpoint.store,
-      resumable: false,
-      openStreams: options.openStreams,
-      done: (status) => endpoint.logger.info({ method: message.method, status, era: '2026-07-28', ms: Math.round((performance.now() - started) * 100) / 100 }, 'mcp request'),
-    })
+    const exchange = new PostExchange(reply, undefined, message.method, requestStart(endpoint.logger), options.exchanges)
     await dispatcher.handle(message, envelope, exchange)
     return reply
   } catch (error) {

@@ -17,7 +17,8 @@ import { isStateless } from '../protocol/stateless/envelope.ts'
 import { isSupportedVersion } from '../protocol/versions.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
-import { PostExchange, type OpenStreams } from './post-exchange.ts'
+import { PostExchange, type ExchangeOptions, type OpenStreams } from './post-exchange.ts'
+import { logRequest, requestStart } from './request-log.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
 import { followStream } from './stream-follower.ts'
 import { statelessPost } from './stateless-post.ts'
@@ -42,7 +43,8 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   const { route, store, logger } = endpoint
   const policy = new OriginPolicy(route.allowed_origins)
   const openStreams: OpenStreams = new Map()
-  const stateless = { endpoint, dispatcher: endpoint.stateless, openStreams, replyError }
+  const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, logger }
+  const stateless = { endpoint, dispatcher: endpoint.stateless, exchanges: { ...exchanges, resumable: false, era: '2026-07-28' }, replyError }
 
   /** GET and DELETE belong to sessions; without a session id (and a legacy version) they are 405 (stateless wire). */
   function sessionlessMethodNotAllowed(request: FastifyRequest, reply: FastifyReply): boolean {
@@ -91,7 +93,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   })
 
   app.post(route.location, async (request, reply) => {
-    const started = performance.now()
+    const started = requestStart(logger)
     let incoming
     try {
       incoming = classify(request.body)
@@ -104,14 +106,11 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       return statelessPost(request, reply, incoming, stateless)
     }
     const method = 'method' in message ? message.method : 'response'
-    const done = (status: number, sessionId: string | undefined): void => {
-      logger.info({ sessionId, method, status, ms: Math.round((performance.now() - started) * 100) / 100 }, 'mcp request')
-    }
 
     if (incoming.kind === 'request' && incoming.message.method === 'initialize') {
       try {
         const { record, response } = await endpoint.initialize(incoming.message)
-        done(200, record.id)
+        logRequest(logger, started, method, 200, record.id)
         return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
       } catch (error) {
         if (error instanceof EdgeError) return replyError(reply, error.status, RpcCode.ServerError, error.message, incoming.message.id)
@@ -124,21 +123,15 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     if (record === undefined) return reply
     if (incoming.kind === 'notification') {
       await endpoint.handleNotification(record, incoming.message)
-      done(202, record.id)
+      logRequest(logger, started, method, 202, record.id)
       return reply.code(202).send()
     }
     if (incoming.kind === 'response') {
       endpoint.handleResponse(record, incoming.message)
-      done(202, record.id)
+      logRequest(logger, started, method, 202, record.id)
       return reply.code(202).send()
     }
-    const exchange = new PostExchange(reply, record.id, {
-      store,
-      resumable: route.resumability,
-      openStreams,
-      done: (status) => done(status, record.id),
-    })
-    await endpoint.handleRequest(record, incoming.message, exchange)
+    await endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, method, started, exchanges))
     return reply
   })
 

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { reapOnExit } from '../store/reaper.ts'
 import { freePort } from '../store/redis-server.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
@@ -35,6 +36,8 @@ export async function startGatewayProcess(t: Teardown, config: object, listeners
   // JSON is YAML.
   writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, log: { level: 'info' }, ...config }))
   const child = spawn(process.execPath, [bin, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } })
+  // Killing the primary is enough: its workers drain and exit when it goes.
+  reapOnExit(child)
   const logs: Array<Record<string, unknown>> = []
   const waiters = new Set<() => void>()
   let stderr = ''

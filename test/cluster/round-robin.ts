@@ -47,6 +47,9 @@ export async function roundRobin(t: Teardown, targets: string[]): Promise<RoundR
       upstream.end(raw)
     })
   })
+  // Longer than the client's own idle timeout (undici: 4 s), so the forwarder never closes an idle
+  // connection just as the client reuses it (that race is an ECONNRESET, not what these tests test).
+  server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => {
     server.closeAllConnections()

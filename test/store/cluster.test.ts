@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { ClusterStore } from '../../gateway/store/cluster-client.ts'
 import { StoreUnavailableError } from '../../gateway/store/store.ts'
+import { reapOnExit } from './reaper.ts'
 import { sessionRecord, storeContract } from './store-contract.ts'
 
 // A child process per contract subtest: more than tap's 30 s for the file on a slow machine.
@@ -18,6 +19,7 @@ const primaryFile = fileURLToPath(new URL('./fixtures/cluster-primary.ts', impor
 /** Forks a primary holding an empty store; it is killed at teardown. */
 async function forkPrimary(t: Test, eventCapacity = 1024, cacheTtl = 90): Promise<ChildProcess> {
   const child = fork(primaryFile, [String(eventCapacity), String(cacheTtl)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  reapOnExit(child)
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })

@@ -2,6 +2,7 @@
 // stopped and started again on the same port (to test outages).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
+import { reapOnExit } from './reaper.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
@@ -28,6 +29,7 @@ export function freePort(): Promise<number> {
 
 function launch(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  reapOnExit(child)
   return new Promise((resolve, reject) => {
     let output = ''
     const onData = (chunk: Buffer): void => {

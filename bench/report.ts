@@ -1,0 +1,297 @@
+/**
+ * What a bench run produces: the table on stdout, bench/results/latest.json, docs/bench.md (the
+ * markdown the README includes), docs/bench.svg, and the README's bench section when the README has
+ * the `<!-- bench:start -->` / `<!-- bench:end -->` markers.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { renderChart } from './chart.ts'
+import type { Costs, RedisCost } from './costs.ts'
+import type { Fanout } from './fanout.ts'
+import type { ProfileSummary } from './profile.ts'
+import { FASTIFY } from './scenarios.ts'
+import { ROOT } from './servers.ts'
+
+export interface ScenarioResult {
+  name: string
+  label: string
+  group: 'baseline' | 'mcp-edge'
+  sessions: number
+  tool: string
+  skipped?: string
+  reqPerSec?: number
+  p50Ms?: number
+  p99Ms?: number
+  errors?: number
+  requests?: number
+  /** CPU wrk used during the reported run, in % of its core (near 100: the req/s is a floor). */
+  loadCpuPct?: number
+  /** First failed check, when there were errors. */
+  sample?: string
+  /** req/s and p99 of each round, when there were several (the row shows the median run). */
+  runsReqPerSec?: number[]
+  runsP99Ms?: number[]
+  /** req/s ÷ raw Fastify's req/s. */
+  xFastify?: number
+  /** req/s ÷ the compared official-SDK scenario's req/s. */
+  xSdk?: number
+  sdkPeer?: string
+  /** p99 ÷ raw Fastify's p99. */
+  p99xFastify?: number
+}
+
+export interface Target {
+  what: string
+  target: string
+  measured: string
+  /** undefined when not measured in this run. */
+  pass: boolean | undefined
+}
+
+export interface BenchResults {
+  generatedAt: string
+  environment: Record<string, string | number | boolean>
+  scenarios: ScenarioResult[]
+  costs: Costs | { skipped: string }
+  fanout: Fanout | { skipped: string }
+  redisCost: RedisCost | { skipped: string }
+  targets: Target[]
+  profile?: ProfileSummary
+}
+
+const fmt = (n: number | undefined, digits = 2): string => (n === undefined ? '–' : n.toFixed(digits))
+const fmtInt = (n: number | undefined): string => (n === undefined ? '–' : Math.round(n).toLocaleString('en-US'))
+const kb = (bytes: number): string => `${(bytes / 1024).toFixed(2)} KB`
+const isSkipped = <T extends object>(value: T | { skipped: string }): value is { skipped: string } => 'skipped' in value
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+/**
+ * `row ÷ reference` for one measure. With several rounds it is the median of the per-round ratios
+ * (each round's two runs were minutes apart at most, so a busy neighbour weighs on both alike);
+ * with one, the plain quotient.
+ */
+function ratio(row: number | undefined, reference: number | undefined, rowRuns?: number[], referenceRuns?: number[]): number | undefined {
+  if (rowRuns !== undefined && referenceRuns !== undefined && rowRuns.length === referenceRuns.length) {
+    return median(rowRuns.map((value, i) => value / referenceRuns[i]!))
+  }
+  return row === undefined || !reference ? undefined : row / reference
+}
+
+/** Fills in the ratio columns from the rows of the same run. */
+export function addRatios(results: ScenarioResult[], sdkDefault: string): void {
+  const byName = new Map(results.map((row) => [row.name, row]))
+  const fastify = byName.get(FASTIFY)
+  for (const row of results) {
+    if (row.reqPerSec === undefined) continue
+    const peer = byName.get(row.sdkPeer ?? sdkDefault)
+    const xFastify = ratio(row.reqPerSec, fastify?.reqPerSec, row.runsReqPerSec, fastify?.runsReqPerSec)
+    const p99xFastify = ratio(row.p99Ms, fastify?.p99Ms, row.runsP99Ms, fastify?.runsP99Ms)
+    const xSdk = ratio(row.reqPerSec, peer?.reqPerSec, row.runsReqPerSec, peer?.runsReqPerSec)
+    if (xFastify !== undefined) row.xFastify = xFastify
+    if (p99xFastify !== undefined) row.p99xFastify = p99xFastify
+    if (xSdk !== undefined) row.xSdk = xSdk
+  }
+}
+
+export function evaluateTargets(results: BenchResults): Target[] {
+  const edge = results.scenarios.find((row) => row.name === 'edge-session')
+  const measured = edge?.reqPerSec !== undefined
+  const targets: Target[] = [
+    {
+      what: 'tools/call on an existing session (memory): req/s',
+      target: '≥ 0.7 × raw Fastify',
+      measured: measured ? `${fmt(edge.xFastify)} ×` : 'not measured',
+      pass: edge?.xFastify === undefined ? undefined : edge.xFastify >= 0.7,
+    },
+    {
+      what: 'tools/call on an existing session (memory): p99',
+      target: '≤ 2 × raw Fastify p99',
+      measured: measured ? `${fmt(edge.p99xFastify)} × (${fmt(edge.p99Ms)} ms)` : 'not measured',
+      pass: edge?.p99xFastify === undefined ? undefined : edge.p99xFastify <= 2,
+    },
+    {
+      what: 'tools/call on an existing session (memory): errors',
+      target: '0',
+      measured: measured ? String(edge.errors) : 'not measured',
+      pass: measured ? edge.errors === 0 : undefined,
+    },
+  ]
+  const { costs, fanout } = results
+  targets.push(
+    {
+      what: 'idle session, process memory (RSS)',
+      target: '≤ 1.5 KB',
+      measured: isSkipped(costs) ? 'not measured' : `${kb(costs.rssPerSessionB)} (heap ${kb(costs.heapPerSessionB)})`,
+      pass: isSkipped(costs) ? undefined : costs.rssPerSessionB <= 1536,
+    },
+    {
+      what: 'heap retained per request after a forced GC',
+      target: '~0 (< 8 B)',
+      measured: isSkipped(costs) ? 'not measured' : `${fmt(costs.retainedHeapPerRequestB, 1)} B`,
+      pass: isSkipped(costs) ? undefined : costs.retainedHeapPerRequestB < 8,
+    },
+    {
+      what: `resourceUpdated fan-out to ${isSkipped(fanout) ? '1,000' : fmtInt(fanout.sessions)} subscribed sessions`,
+      target: '≤ 250 ms',
+      measured: isSkipped(fanout) ? 'not measured' : `${fmt(fanout.medianMs, 1)} ms median, ${fmt(fanout.maxMs, 1)} ms max`,
+      pass: isSkipped(fanout) ? undefined : fanout.medianMs <= 250,
+    },
+  )
+  return targets
+}
+
+/** wrk above this share of its core may be what limits the run. */
+const LOAD_SATURATED_PCT = 85
+
+function maxLoadCpu(results: BenchResults): number | undefined {
+  const loadCpu = results.scenarios.map((row) => row.loadCpuPct).filter((pct): pct is number => pct !== undefined)
+  return loadCpu.length === 0 ? undefined : Math.max(...loadCpu)
+}
+
+/** A note naming the rows whose load generator was near saturation, or undefined. */
+function saturationNote(results: BenchResults): string | undefined {
+  const saturated = results.scenarios.filter((row) => (row.loadCpuPct ?? 0) >= LOAD_SATURATED_PCT)
+  if (saturated.length === 0) return undefined
+  return `wrk used ≥ ${LOAD_SATURATED_PCT}% of its core in: ${saturated.map((row) => `${row.label} (${row.loadCpuPct}%)`).join(', ')}; their req/s is a floor, not the server's limit`
+}
+
+const verdict = (pass: boolean | undefined): string => (pass === undefined ? '–' : pass ? 'PASS' : 'FAIL')
+
+/** The table printed at the end of a run. */
+export function formatTable(results: BenchResults): string {
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '×Fastify', '×SDK', 'p99×Fastify']
+  const rows = results.scenarios.map((row) =>
+    row.skipped !== undefined
+      ? [row.label, `skipped: ${row.skipped}`]
+      : [row.label, fmtInt(row.reqPerSec), fmt(row.p50Ms), fmt(row.p99Ms), String(row.errors), fmt(row.xFastify), fmt(row.xSdk), fmt(row.p99xFastify)],
+  )
+  const width = Math.max(...rows.map((row) => row[0]!.length), header[0]!.length)
+  const line = (cells: string[]): string =>
+    cells.length === 2
+      ? `${cells[0]!.padEnd(width)}  ${cells[1]}`
+      : cells.map((cell, i) => (i === 0 ? cell.padEnd(width) : cell.padStart(i === 1 ? 9 : 8))).join('  ')
+  const out = [line(header), '-'.repeat(width + 70), ...rows.map(line), '']
+  if (maxLoadCpu(results) !== undefined) out.push(`wrk used at most ${maxLoadCpu(results)}% of its core`)
+  const saturated = saturationNote(results)
+  if (saturated !== undefined) out.push(`warning: ${saturated}`)
+  const { costs, fanout } = results
+  if (isSkipped(costs)) out.push(`costs: skipped (${costs.skipped})`)
+  else {
+    out.push(
+      `costs (memory store): ${fmtInt(costs.sessions)} idle sessions: ${kb(costs.rssPerSessionB)} RSS and ${kb(costs.heapPerSessionB)} heap each;` +
+        ` created in ${fmtInt(costs.createMs)} ms (${fmtInt((costs.sessions / costs.createMs) * 1000)}/s);` +
+        ` heap retained per request ${fmt(costs.retainedHeapPerRequestB, 1)} B over ${fmtInt(costs.requests)} requests`,
+    )
+  }
+  const { redisCost } = results
+  if (isSkipped(redisCost)) out.push(`bytes per idle session in Redis: skipped (${redisCost.skipped})`)
+  else out.push(`redis store: ${fmtInt(redisCost.bytesPerSession)} B of Redis used_memory per idle session (${fmtInt(redisCost.sessions)} sessions)`)
+  if (isSkipped(fanout)) out.push(`fan-out: skipped (${fanout.skipped})`)
+  else out.push(`fan-out: resourceUpdated reached ${fmtInt(fanout.sessions)} open GET streams in ${fmt(fanout.medianMs, 1)} ms median, ${fmt(fanout.maxMs, 1)} ms max (${fanout.rounds} rounds)`)
+  out.push('', 'targets:')
+  for (const target of results.targets) out.push(`  ${verdict(target.pass).padEnd(4)}  ${target.what}: ${target.measured} (target ${target.target})`)
+  return out.join('\n')
+}
+
+/** The markdown of docs/bench.md; `image` is the chart's path as seen from where the markdown lives. */
+export function formatMarkdown(results: BenchResults, image: string): string {
+  const env = results.environment
+  const out = [
+    '<!-- Generated by `npm run bench` (bench/report.ts): edit the generator, not this file. -->',
+    '## Benchmarks',
+    '',
+    `![req/s and p99 per scenario](${image})`,
+    '',
+    '| Scenario | req/s | p50 ms | p99 ms | errors | × raw Fastify | × official SDK | p99 × raw Fastify |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+  ]
+  for (const row of results.scenarios) {
+    out.push(
+      row.skipped !== undefined
+        ? `| ${row.label} | skipped: ${row.skipped} | | | | | | |`
+        : `| ${row.label} | ${fmtInt(row.reqPerSec)} | ${fmt(row.p50Ms)} | ${fmt(row.p99Ms)} | ${row.errors} | ${fmt(row.xFastify)} | ${fmt(row.xSdk)} | ${fmt(row.p99xFastify)} |`,
+    )
+  }
+  const { costs, fanout } = results
+  out.push('', '| Cost (mcp-edge, memory store) | Measured |', '|---|--:|')
+  if (isSkipped(costs)) out.push(`| all | skipped: ${costs.skipped} |`)
+  else {
+    out.push(
+      `| RSS per idle session (${fmtInt(costs.sessions)} sessions) | ${kb(costs.rssPerSessionB)} |`,
+      `| heap per idle session | ${kb(costs.heapPerSessionB)} |`,
+      `| time to create ${fmtInt(costs.sessions)} sessions (50 concurrent) | ${fmtInt(costs.createMs)} ms |`,
+      `| heap retained per request after a forced GC (${fmtInt(costs.requests)} requests) | ${fmt(costs.retainedHeapPerRequestB, 1)} B |`,
+    )
+  }
+  const { redisCost } = results
+  out.push(
+    isSkipped(redisCost)
+      ? `| bytes per idle session in Redis | skipped: ${redisCost.skipped} |`
+      : `| bytes per idle session in Redis (used_memory, ${fmtInt(redisCost.sessions)} sessions) | ${fmtInt(redisCost.bytesPerSession)} B |`,
+  )
+  out.push(
+    isSkipped(fanout)
+      ? `| resourceUpdated fan-out | skipped: ${fanout.skipped} |`
+      : `| resourceUpdated fan-out to ${fmtInt(fanout.sessions)} sessions with open GET streams | ${fmt(fanout.medianMs, 1)} ms median, ${fmt(fanout.maxMs, 1)} ms max |`,
+  )
+  out.push('', '| Target | Goal | Measured | |', '|---|---|---|---|')
+  for (const target of results.targets) out.push(`| ${target.what} | ${target.target} | ${target.measured} | ${verdict(target.pass)} |`)
+  out.push(
+    '',
+    `Measured ${results.generatedAt.slice(0, 10)} on ${env.cpu} (${env.cpus}), Node ${env.node}, wrk -t${env.wrkThreads} -c${env.connections} -d${env.durationS}s` +
+      `${Number(env.rounds) > 1 ? ` in ${env.rounds} rounds (each row its median run; ratios the median of the per-round ratios)` : ''}` +
+      ` after a ${env.warmupS} s warm-up; load average ${env.loadAverage} at the start.` +
+      `${maxLoadCpu(results) === undefined ? '' : ` wrk used at most ${maxLoadCpu(results)}% of its core.`}` +
+      ' Every answer is checked (status, JSON-RPC id, echo text, progress count); see bench/README.md for the method.',
+    '',
+  )
+  const saturated = saturationNote(results)
+  if (saturated !== undefined) out.push(`**Load generator near saturation**: ${saturated}.`, '')
+  if (env.busy === true) {
+    out.push('**The machine was busy during this run** (see the load average): absolute numbers are low and the ratios noisy.', '')
+  }
+  return out.join('\n')
+}
+
+/**
+ * Writes the outputs; returns the files written. A partial run (BENCH_ONLY) writes only
+ * bench/results/partial.json, so it never replaces the full results the docs show.
+ */
+export function writeOutputs(results: BenchResults, partial: boolean): string[] {
+  const resultsDir = path.join(ROOT, 'bench/results')
+  const docsDir = path.join(ROOT, 'docs')
+  mkdirSync(resultsDir, { recursive: true })
+  if (partial) {
+    const file = path.join(resultsDir, 'partial.json')
+    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
+    return [file]
+  }
+  mkdirSync(docsDir, { recursive: true })
+  const written = [path.join(resultsDir, 'latest.json'), path.join(docsDir, 'bench.md'), path.join(docsDir, 'bench.svg')]
+  writeFileSync(written[0]!, `${JSON.stringify(results, null, 2)}\n`)
+  writeFileSync(written[1]!, formatMarkdown(results, 'bench.svg'))
+  const rows = results.scenarios.map((row) => ({
+    label: row.label,
+    group: row.group,
+    ceiling: row.name === FASTIFY,
+    ...(row.reqPerSec === undefined ? {} : { reqPerSec: row.reqPerSec, p99Ms: row.p99Ms!, errors: row.errors! }),
+    ...(row.skipped === undefined ? {} : { skipped: row.skipped }),
+  }))
+  const env = results.environment
+  const caption = `mcp-edge bench ${results.generatedAt.slice(0, 10)} · ${env.cpu} · ${env.cpus} · Node ${env.node} · wrk -c${env.connections} -d${env.durationS}s`
+  writeFileSync(written[2]!, renderChart(rows, caption))
+
+  const readme = path.join(ROOT, 'README.md')
+  if (existsSync(readme)) {
+    const text = readFileSync(readme, 'utf8')
+    const start = text.indexOf('<!-- bench:start -->')
+    const end = text.indexOf('<!-- bench:end -->')
+    if (start >= 0 && end > start) {
+      const section = formatMarkdown(results, 'docs/bench.svg').replace(/^<!--.*-->\n/, '')
+      writeFileSync(readme, `${text.slice(0, start)}<!-- bench:start -->\n${section}${text.slice(end)}`)
+      written.push(readme)
+    }
+  }
+  return written
+}

@@ -1,0 +1,266 @@
+/**
+ * `npm run bench`: every scenario of scenarios.ts side by side, then the costs and the fan-out, in
+ * one invocation; one table on stdout and the files report.ts writes.
+ *
+ *   × BENCH_ROUNDS, for each scenario: start its server (own process, core 0) ─► create its sessions
+ *     ─► check one answer ─► wrk warm-up ─► wrk measured run (core 1, every answer checked) ─► stop it
+ *   costs (costs.ts) ─► fan-out (fanout.ts) ─► [--profile: wrk against a --cpu-prof gateway]
+ *   ─► ratios, targets ─► table, bench/results/latest.json, docs/bench.md, docs/bench.svg
+ *
+ * Environment: BENCH_QUICK=1 (3 s runs), BENCH_DURATION=<s>, BENCH_ROUNDS=<n> (rounds over all
+ * scenarios, each row the median; for noisy machines), BENCH_CONNECTIONS,
+ * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `profile`),
+ * BENCH_PROFILE=1 or --profile (also take a CPU profile of mcp-edge's hot path; BENCH_PROFILE_SCENARIO
+ * picks another mcp-edge scenario than edge-session), BENCH_DEBUG=1 (servers' output on stderr).
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
+import path from 'node:path'
+import { measureCosts, measureRedisCost } from './costs.ts'
+import { describeCpus, pinSelfToLoadCore } from './cpu.ts'
+import { measureFanout } from './fanout.ts'
+import { McpHttp, pool } from './mcp-http.ts'
+import { formatProfile, monotonicUs, summariseProfile, type ProfileSummary, type Window } from './profile.ts'
+import { addRatios, evaluateTargets, formatTable, writeOutputs, type BenchResults, type ScenarioResult } from './report.ts'
+import { redisMissing, startRedis } from './redis.ts'
+import { SCENARIOS, SDK, storeTypes, withService, type Scenario } from './scenarios.ts'
+import { ROOT, startServer, type RunningServer, type StartOptions } from './servers.ts'
+import { runWrk, wrkMissing, type WrkLoad, type WrkResult } from './wrk.ts'
+
+const args = new Set(process.argv.slice(2))
+const quick = process.env.BENCH_QUICK === '1' || args.has('--quick')
+const durationS = Number(process.env.BENCH_DURATION ?? (quick ? 3 : 10))
+const warmupS = quick ? 1 : 3
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const threads = Number(process.env.BENCH_THREADS ?? 1)
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1))
+const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
+const profiling = process.env.BENCH_PROFILE === '1' || args.has('--profile') || only?.includes('profile') === true
+const wanted = (name: string): boolean => only === undefined || only.includes(name)
+const COST_SESSIONS = 10_000
+const COST_REQUESTS = quick ? 20_000 : 50_000
+const FANOUT_SESSIONS = 1000
+
+/** JSON-RPC ids: the runner's own calls stay below 1e6, the warm-up and the measured run above. */
+const WARMUP_IDS = 1_000_000
+const MEASURED_IDS = 100_000_000
+
+const log = (text: string): void => void process.stderr.write(`${text}\n`)
+
+/** A measurement that threw: logged in full, recorded by its first line. */
+function failed(error: Error): { skipped: string } {
+  log(`  failed: ${error.message}`)
+  return { skipped: `failed: ${error.message.split('\n')[0]}` }
+}
+
+async function createSessions(url: string, count: number): Promise<string[]> {
+  if (count === 0) return []
+  const client = new McpHttp(url, 20)
+  try {
+    return await pool(count, 20, () => client.initialize())
+  } finally {
+    client.close()
+  }
+}
+
+/** One answer checked by hand before any load, so a misconfigured server fails loudly here. */
+async function checkServer(url: string, sessionId: string | undefined, load: WrkLoad): Promise<void> {
+  const client = new McpHttp(url, 1)
+  try {
+    const text = await client.callTool(load.tool, { message: 'check' }, sessionId, load.stateless === true ? load.protocolVersion : undefined)
+    if (text !== 'echo: check') throw new Error(`${load.tool} answered ${JSON.stringify(text)}, expected "echo: check"`)
+  } finally {
+    client.close()
+  }
+}
+
+/** Thrown while a scenario is being set up (before any load), so an upcoming one can be skipped. */
+class SetupError extends Error {}
+
+async function runScenario(scenario: Scenario, options: StartOptions = {}): Promise<WrkResult & { window: Window }> {
+  const redis = scenario.needs === 'redis' ? await startRedis() : undefined
+  let server: RunningServer | undefined
+  let sessions: string[]
+  try {
+    server = await startServer(withService(scenario.server, redis?.url), options)
+    sessions = await createSessions(server.url, scenario.sessions)
+    await checkServer(server.url, sessions[0], scenario.load)
+  } catch (error) {
+    await server?.stop()
+    await redis?.stop()
+    throw new SetupError((error as Error).message)
+  }
+  try {
+    const run = (seconds: number, idBase: number): Promise<WrkResult> =>
+      runWrk({ url: server.url, sessions, load: scenario.load, durationS: seconds, connections, threads, idBase })
+    await run(warmupS, WARMUP_IDS)
+    const fromUs = monotonicUs()
+    const result = await run(durationS, MEASURED_IDS)
+    return { ...result, window: { fromUs, toUs: monotonicUs() } }
+  } finally {
+    await server.stop()
+    await redis?.stop()
+  }
+}
+
+/**
+ * Every wanted scenario, `rounds` times, round after round (so a busy neighbour slows them all
+ * alike rather than whichever ran at the wrong moment); each row keeps its median-req/s run, and the
+ * errors of all its runs.
+ */
+async function measureScenarios(): Promise<ScenarioResult[]> {
+  const chosen = SCENARIOS.filter((entry) => wanted(entry.name))
+  const rows = new Map<Scenario, ScenarioResult>()
+  const runs = new Map<Scenario, WrkResult[]>()
+  for (const scenario of chosen) {
+    const reason = scenario.unavailable?.()
+    rows.set(scenario, {
+      name: scenario.name,
+      label: scenario.label,
+      group: scenario.group,
+      sessions: scenario.sessions,
+      tool: scenario.load.tool,
+      ...(scenario.sdkPeer === undefined ? {} : { sdkPeer: scenario.sdkPeer }),
+      ...(reason === undefined ? {} : { skipped: reason }),
+    })
+    runs.set(scenario, [])
+    if (reason !== undefined) log(`- ${scenario.label}: skipped (${reason})`)
+  }
+  for (let round = 1; round <= rounds; round++) {
+    for (const scenario of chosen) {
+      const row = rows.get(scenario)!
+      if (row.skipped !== undefined) continue
+      log(`- ${scenario.label}${rounds > 1 ? ` (round ${round} of ${rounds})` : ''} …`)
+      try {
+        const result = await runScenario(scenario)
+        runs.get(scenario)!.push(result)
+        log(
+          `  ${Math.round(result.reqPerSec)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.errors} errors, wrk at ${result.loadCpuPct ?? '?'}% of its core` +
+            `${result.sample ? ` (first: ${result.sample})` : ''}`,
+        )
+      } catch (error) {
+        const message = (error as Error).message
+        row.skipped = `${scenario.upcoming && error instanceof SetupError ? 'not working yet' : 'failed'}: ${message.split('\n')[0]}`
+        log(`  ${row.skipped}${message.includes('\n') ? `\n${message}` : ''}`)
+      }
+    }
+  }
+  for (const [scenario, results] of runs) {
+    const row = rows.get(scenario)!
+    if (row.skipped !== undefined || results.length === 0) continue
+    const median = [...results].sort((a, b) => a.reqPerSec - b.reqPerSec)[Math.floor(results.length / 2)]!
+    const sample = results.find((result) => result.sample !== undefined)?.sample
+    Object.assign(row, {
+      reqPerSec: median.reqPerSec,
+      p50Ms: median.p50Ms,
+      p99Ms: median.p99Ms,
+      errors: results.reduce((sum, result) => sum + result.errors, 0),
+      requests: median.requests,
+      ...(median.loadCpuPct === undefined ? {} : { loadCpuPct: median.loadCpuPct }),
+      ...(results.length > 1
+        ? { runsReqPerSec: results.map((result) => Math.round(result.reqPerSec)), runsP99Ms: results.map((result) => result.p99Ms) }
+        : {}),
+      ...(sample === undefined ? {} : { sample }),
+    })
+  }
+  return [...rows.values()]
+}
+
+async function profileHotPath(): Promise<ProfileSummary> {
+  const name = process.env.BENCH_PROFILE_SCENARIO ?? 'edge-session'
+  const scenario = SCENARIOS.find((entry) => entry.name === name && entry.server.kind === 'edge')
+  if (scenario === undefined) throw new Error(`BENCH_PROFILE_SCENARIO=${name} is not an mcp-edge scenario`)
+  const dir = path.join(ROOT, 'bench/results/profile', new Date().toISOString().replace(/[:.]/g, '-'))
+  mkdirSync(dir, { recursive: true })
+  log(`profiling ${scenario.label} (${durationS} s under wrk, --cpu-prof into ${path.relative(ROOT, dir)})`)
+  const { window } = await runScenario(scenario, { cpuProfileDir: dir })
+  const files = readdirSync(dir)
+  // One profile per thread (tsx's loader runs in a worker): the main thread's is the largest.
+  const profile = files
+    .filter((file) => file.endsWith('.cpuprofile'))
+    .sort((a, b) => statSync(path.join(dir, b)).size - statSync(path.join(dir, a)).size)[0]
+  if (profile === undefined) throw new Error(`no .cpuprofile written in ${dir}`)
+  const maps = files.find((file) => file.startsWith('sourcemaps-'))
+  const summary = summariseProfile(path.join(dir, profile), maps === undefined ? undefined : path.join(dir, maps), window)
+  return { scenario: scenario.label, ...summary }
+}
+
+function wrkVersion(): string {
+  try {
+    return execFileSync('wrk', ['-v'], { encoding: 'utf8' }).split('\n')[0]!.trim()
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout ?? '').split('\n')[0]!.trim()
+  }
+}
+
+async function main(): Promise<number> {
+  const missing = wrkMissing()
+  if (missing !== undefined) {
+    log(`npm run bench: ${missing}`)
+    return 1
+  }
+  pinSelfToLoadCore()
+  const load = loadavg().map((n) => n.toFixed(2)).join(' ')
+  log(`mcp-edge bench: ${describeCpus()}; wrk -t${threads} -c${connections} -d${durationS}s ×${rounds} (+${warmupS} s warm-up); load average ${load}`)
+  const busy = loadavg()[0]! > cpus().length * 0.25
+  if (busy) log('warning: the machine is busy; numbers will be noisy and low')
+
+  const scenarios = await measureScenarios()
+  addRatios(scenarios, SDK)
+
+  let costs: BenchResults['costs'] = { skipped: 'not run (BENCH_ONLY)' }
+  if (wanted('costs')) {
+    log(`- costs: ${COST_SESSIONS} sessions, ${COST_REQUESTS} requests …`)
+    costs = await measureCosts(COST_SESSIONS, COST_REQUESTS).catch(failed)
+  }
+  let redisCost: BenchResults['redisCost'] = { skipped: 'not run (BENCH_ONLY)' }
+  if (wanted('costs')) {
+    const reason = storeTypes().includes('redis') ? redisMissing() : 'the gateway has no redis store yet'
+    if (reason !== undefined) redisCost = { skipped: reason }
+    else {
+      log(`- Redis bytes per idle session (${COST_SESSIONS} sessions) …`)
+      redisCost = await measureRedisCost(COST_SESSIONS).catch(failed)
+    }
+  }
+  let fanout: BenchResults['fanout'] = { skipped: 'not run (BENCH_ONLY)' }
+  if (wanted('fanout')) {
+    log(`- fan-out to ${FANOUT_SESSIONS} sessions …`)
+    fanout = await measureFanout(FANOUT_SESSIONS, quick ? 3 : 7).catch(failed)
+  }
+  const profile = profiling ? await profileHotPath() : undefined
+
+  const results: BenchResults = {
+    generatedAt: new Date().toISOString(),
+    environment: {
+      node: process.versions.node,
+      cpu: cpus()[0]?.model ?? 'unknown CPU',
+      cpus: describeCpus(),
+      wrk: wrkVersion(),
+      wrkThreads: threads,
+      connections,
+      durationS,
+      rounds,
+      warmupS,
+      quick,
+      loadAverage: load,
+      busy,
+      loadAverageAfter: loadavg().map((n) => n.toFixed(2)).join(' '),
+    },
+    scenarios,
+    costs,
+    fanout,
+    redisCost,
+    targets: [],
+    ...(profile === undefined ? {} : { profile }),
+  }
+  results.targets = evaluateTargets(results)
+
+  process.stdout.write(`\n${formatTable(results)}\n`)
+  if (profile !== undefined) process.stdout.write(`\n${formatProfile(profile)}\n`)
+  const written = writeOutputs(results, only !== undefined)
+  process.stdout.write(`\nwrote ${written.map((file) => path.relative(ROOT, file)).join(', ')}\n`)
+  return 0
+}
+
+process.exitCode = await main()

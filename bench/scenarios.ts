@@ -1,0 +1,187 @@
+/**
+ * Every throughput scenario of `npm run bench`, one entry each. A scenario names the server to
+ * start, how many sessions the load spreads over, what wrk sends, and what it is compared with; one
+ * that needs a feature the gateway does not have yet says why in `unavailable` and is skipped with
+ * that note, so adding it later is filling in this table.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import path from 'node:path'
+import { redisMissing } from './redis.ts'
+import type { ServerSpec } from './servers.ts'
+import { ROOT } from './servers.ts'
+import type { WrkLoad } from './wrk.ts'
+
+export interface Scenario {
+  /** Key in the results. */
+  name: string
+  /** Row label in the table and the chart. */
+  label: string
+  group: 'baseline' | 'mcp-edge'
+  server: ServerSpec
+  /** Sessions created before the run (initialize + initialized); wrk spreads requests over them round-robin. 0: stateless. */
+  sessions: number
+  load: WrkLoad
+  /** The official-SDK scenario this one is compared with (its "× SDK" column). */
+  sdkPeer?: string
+  /** A service to start first; its URL goes into the server's store config. */
+  needs?: 'redis'
+  /** Why the scenario cannot run today, or undefined when it can. */
+  unavailable?: () => string | undefined
+  /**
+   * For a feature still landing: when the server does not start or fails the answer checked by hand,
+   * the row is skipped with that note instead of failing the run.
+   */
+  upcoming?: true
+}
+
+/** The table's reference rows: the raw Fastify ceiling and the stateful SDK. */
+export const FASTIFY = 'fastify-raw'
+export const SDK = 'sdk-stateful'
+
+const ECHO: WrkLoad = { tool: 'echo', protocolVersion: '2025-11-25' }
+const STATELESS: WrkLoad = { tool: 'echo', protocolVersion: '2026-07-28', stateless: true }
+const PROGRESS: WrkLoad = { tool: 'echo_progress', progress: 3, protocolVersion: '2025-11-25' }
+
+const gatewaySource = (): string =>
+  readdirSync(path.join(ROOT, 'gateway'), { recursive: true })
+    .filter((file) => String(file).endsWith('.ts'))
+    .map((file) => readFileSync(path.join(ROOT, 'gateway', String(file)), 'utf8'))
+    .join('\n')
+
+/** Keys the bench writes into a Redis, so a shared one (REDIS_URL) is easy to clean. */
+export const REDIS_PREFIX = `mcp-edge-bench-${process.pid}:`
+
+/** The store types the gateway's config schema accepts. */
+export const storeTypes = (): string[] => {
+  const schema = JSON.parse(readFileSync(path.join(ROOT, 'gateway/config/schema.json'), 'utf8')) as {
+    definitions: { store: { properties: { type: { enum: string[] } } } }
+  }
+  return schema.definitions.store.properties.type.enum
+}
+
+export const SCENARIOS: Scenario[] = [
+  // ---- baselines ----------------------------------------------------------------------------
+  {
+    name: FASTIFY,
+    label: 'raw Fastify JSON-RPC echo (ceiling)',
+    group: 'baseline',
+    server: { kind: 'script', entry: 'bench/baselines/fastify-echo.ts' },
+    sessions: 0,
+    load: ECHO,
+  },
+  {
+    name: SDK,
+    label: 'official SDK stateful, 1 session',
+    group: 'baseline',
+    server: { kind: 'script', entry: 'bench/baselines/sdk-stateful.ts', env: { SDK_JSON: '1' } },
+    sessions: 1,
+    load: ECHO,
+  },
+  {
+    name: 'sdk-stateful-50',
+    label: 'official SDK stateful, 50 sessions',
+    group: 'baseline',
+    server: { kind: 'script', entry: 'bench/baselines/sdk-stateful.ts', env: { SDK_JSON: '1' } },
+    sessions: 50,
+    load: ECHO,
+  },
+  {
+    name: 'sdk-stateful-progress',
+    label: 'official SDK stateful, 3 progress (SSE)',
+    group: 'baseline',
+    server: { kind: 'script', entry: 'bench/baselines/sdk-stateful.ts', env: { SDK_JSON: '0' } },
+    sessions: 1,
+    load: PROGRESS,
+  },
+  {
+    name: 'sdk-stateless',
+    label: 'official SDK stateless',
+    group: 'baseline',
+    server: { kind: 'script', entry: 'bench/baselines/sdk-stateless.ts' },
+    sessions: 0,
+    load: ECHO,
+  },
+
+  // ---- mcp-edge -----------------------------------------------------------------------------
+  {
+    name: 'edge-session',
+    label: 'mcp-edge tools/call, 1 session (memory)',
+    group: 'mcp-edge',
+    server: { kind: 'edge' },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
+    name: 'edge-50-sessions',
+    label: 'mcp-edge tools/call, 50 sessions',
+    group: 'mcp-edge',
+    server: { kind: 'edge' },
+    sessions: 50,
+    load: ECHO,
+    sdkPeer: 'sdk-stateful-50',
+  },
+  {
+    name: 'edge-progress-sse',
+    label: 'mcp-edge tools/call, 3 progress (SSE)',
+    group: 'mcp-edge',
+    server: { kind: 'edge' },
+    sessions: 1,
+    load: PROGRESS,
+    sdkPeer: 'sdk-stateful-progress',
+  },
+  {
+    name: 'edge-stateless',
+    label: 'mcp-edge stateless 2026-07-28 tools/call',
+    group: 'mcp-edge',
+    server: { kind: 'edge' },
+    sessions: 0,
+    load: STATELESS,
+    sdkPeer: 'sdk-stateless',
+    unavailable: () => (gatewaySource().includes('2026-07-28') ? undefined : 'the gateway does not speak the stateless 2026-07-28 revision yet'),
+    upcoming: true,
+  },
+  {
+    name: 'edge-websocket',
+    label: 'mcp-edge WebSocket tools/call',
+    group: 'mcp-edge',
+    server: { kind: 'edge', transports: ['streamable_http', 'websocket'] },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+    unavailable: () =>
+      existsSync(path.join(ROOT, 'gateway/transport/websocket.ts'))
+        ? 'needs a WebSocket load generator (wrk speaks HTTP only)'
+        : 'the gateway has no WebSocket transport yet',
+    upcoming: true,
+  },
+  {
+    name: 'edge-cluster',
+    label: 'mcp-edge tools/call, cluster store (2 workers)',
+    group: 'mcp-edge',
+    server: { kind: 'edge', workers: 2, store: { type: 'cluster' }, via: 'cli' },
+    sessions: 50,
+    load: ECHO,
+    sdkPeer: 'sdk-stateful-50',
+    unavailable: () => (storeTypes().includes('cluster') ? undefined : 'the gateway has no cluster store yet'),
+    upcoming: true,
+  },
+  {
+    name: 'edge-redis',
+    label: 'mcp-edge tools/call, redis store',
+    group: 'mcp-edge',
+    server: { kind: 'edge', store: { type: 'redis', key_prefix: REDIS_PREFIX } },
+    sessions: 50,
+    load: ECHO,
+    sdkPeer: 'sdk-stateful-50',
+    needs: 'redis',
+    unavailable: () => (storeTypes().includes('redis') ? redisMissing() : 'the gateway has no redis store yet'),
+    upcoming: true,
+  },
+]
+
+/** The scenario's server with the URL of the service it needs filled into its store config. */
+export function withService(server: ServerSpec, url: string | undefined): ServerSpec {
+  if (server.kind !== 'edge' || url === undefined) return server
+  return { ...server, store: { ...server.store, url } }
+}
