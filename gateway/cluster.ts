@@ -11,6 +11,7 @@
  *
  * The primary never loads handler code; a worker is the only place a request runs.
  */
+import { randomBytes } from 'node:crypto'
 import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { pino, type Logger } from 'pino'
@@ -78,6 +79,12 @@ function runPrimary(config: GatewayConfig, logger: Logger = pino({ level: config
 
   // Workers run this same command (bin.mjs start …), which lands in startCluster as a worker.
   cluster.setupPrimary({ exec: process.argv[1], args: process.argv.slice(2) })
+  // A stateless request's rounds may land on different workers: they must all sign requestState
+  // with one key. Without a configured key, the primary makes one for its workers (they inherit
+  // the environment). Several hosts still need the same key configured on each.
+  if (config.request_state.key === undefined && process.env.MCP_EDGE_REQUEST_STATE_KEY === undefined) {
+    process.env.MCP_EDGE_REQUEST_STATE_KEY = randomBytes(32).toString('base64url')
+  }
 
   const fork = (): Worker => {
     const worker = cluster.fork()
