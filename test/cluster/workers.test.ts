@@ -94,6 +94,26 @@ t.test('the worker that created a session dies by SIGKILL: the session goes on, 
   t.equal(pids.size, 2, 'the replacement serves the session too')
 })
 
+t.test('a stateless request whose rounds land on different workers completes (one requestState key)', async (t) => {
+  const balancer = await roundRobin(t, [gateway.url])
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } }
+  const call = async (id: number, extra: object = {}) => {
+    const response = await fetch(`${balancer.url}/live`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'ask' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { _meta: meta, name: 'ask', ...extra } }),
+    })
+    return (await response.json()) as { result: { resultType: string; inputRequests: Record<string, unknown>; requestState: string; content: Array<{ text: string }> } }
+  }
+  for (let round = 0; round < 4; round++) {
+    const first = (await call(1)).result
+    t.equal(first.resultType, 'input_required')
+    const key = Object.keys(first.inputRequests)[0]!
+    const done = (await call(2, { inputResponses: { [key]: { action: 'accept', content: { name: 'Ines' } } }, requestState: first.requestState })).result
+    t.same([done.resultType, done.content[0]!.text], ['complete', 'Hello, Ines'], `round pair ${round}`)
+  }
+})
+
 t.test('SIGTERM: SSE streams end with a retry hint, requests in flight finish, the primary exits 0', async (t) => {
   const balancer = await roundRobin(t, [gateway.url])
   const sessionId = await session(balancer)
