@@ -77,7 +77,22 @@ async function readConfig(file: string): Promise<GatewayConfig | undefined> {
 async function check(file: string): Promise<number> {
   const config = await readConfig(file)
   if (config === undefined) return EXIT_INVALID
-  const { problems } = await loadHandlers(config.routes)
+  const { handlers, problems } = await loadHandlers(config.routes)
+  // Run each setup too, as start would, so a component the registry refuses (a bad tool name, an
+  // invalid schema) is found here; against a throwaway store, with nothing listening.
+  const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
+  const logger = pino({ level: 'silent' })
+  const codec = codecFromConfig(config.request_state)
+  for (const route of config.routes) {
+    const handler = handlers.get(route.location)
+    if (handler === undefined) continue
+    try {
+      ;(await buildEndpoint(route, handler, store, logger, codec)).close()
+    } catch (error) {
+      problems.push(`route ${route.location}: ${route.handler}: handler setup failed: ${(error as Error).message}`)
+    }
+  }
+  await store.close()
   if (problems.length > 0) {
     process.stderr.write(`${problems.join('\n')}\n`)
     return EXIT_INVALID

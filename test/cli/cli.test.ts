@@ -227,6 +227,14 @@ t.test('start serves the config until SIGTERM, then exits 0', async (t) => {
   t.comment(`stopped ${Date.now() - started} ms after SIGTERM`)
 })
 
+t.test('check runs each handler setup too: one that throws fails the check', async (t) => {
+  const file = await config('check-setup-throws', `routes:\n${route('/setup', broken('setup-throws'))}\n${route('/mcp', ECHO)}`)
+  const result = await run(['check', '--config', file])
+  t.equal(result.code, 2, 'exit 2')
+  t.match(result.stderr, `route /setup: ${broken('setup-throws')}: handler setup failed: setup-throws: the database is unreachable`)
+  t.notMatch(result.stderr, 'route /mcp', 'the good route is not mentioned')
+})
+
 t.test('start fails with exit 2 when a handler setup throws, naming the route and file', async (t) => {
   const file = await config('setup-throws', `routes:\n${route('/setup', broken('setup-throws'))}`)
   const port = await freePort()
