@@ -7,12 +7,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { DEFAULT_CONFIG_FILE, loadConfig } from '../../gateway/config/load.ts'
+import { freePort } from '../fixtures/waiting.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const BIN = join(ROOT, 'gateway/bin.mjs')
@@ -90,14 +90,6 @@ function serve(t: Teardown, command: string, args: string[], env: NodeJS.Process
   return { child, output: () => output, exited }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  if (typeof address !== 'object' || address === null) throw new Error('no port assigned')
-  return address.port
-}
 
 /** Resolves once `url` answers 200; rejects if the process exits first or `timeoutMs` passes. */
 async function healthy(served: Served, url: string, timeoutMs = 60_000): Promise<void> {

@@ -1,12 +1,12 @@
 // Against the reference server @modelcontextprotocol/server-everything, over stdio and over
 // Streamable HTTP: the client interoperates with the official SDK's server side.
 import { once } from 'node:events'
-import { createServer, type AddressInfo } from 'node:net'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { CancelledError, McpClient, RpcError, StdioTransport, StreamableHttpTransport, type InitializeOptions } from '../../gateway/client/index.ts'
 import { eventually, text } from './harness.ts'
+import { freePort } from '../fixtures/waiting.ts'
 
 const everything = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url))
 
@@ -106,10 +106,3 @@ function alive(pid: number): boolean {
   }
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as AddressInfo
-  await new Promise((resolve) => probe.close(resolve))
-  return port
-}

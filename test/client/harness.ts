@@ -60,16 +60,7 @@ export async function httpClient(
 }
 
 /** Resolves once `check` holds, polling every 10 ms; rejects after `ms`. */
-export function eventually(check: () => boolean, ms = 2000): Promise<void> {
-  const deadline = Date.now() + ms
-  return new Promise((resolve, reject) => {
-    const poll = (): void => {
-      if (check()) resolve()
-      else if (Date.now() > deadline) reject(new Error('condition not met in time'))
-      else setTimeout(poll, 10)
-    }
-    poll()
-  })
-}
 
 export const text = (result: { content: unknown[] }): string => (result.content[0] as { text: string }).text
+
+export { eventually } from '../fixtures/waiting.ts'

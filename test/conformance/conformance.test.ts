@@ -7,13 +7,13 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { loadConfig } from '../../gateway/config/load.ts'
 import { runConformance } from './run-suite.ts'
+import { freePort } from '../fixtures/waiting.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CONFIG = 'config/conformance.yaml'
@@ -35,14 +35,6 @@ t.setTimeout(600_000)
 const { routes } = await loadConfig(join(ROOT, CONFIG))
 const LOCATION = routes[0]!.location
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  if (typeof address !== 'object' || address === null) throw new Error('no port assigned')
-  return address.port
-}
 
 /** Resolves once `/healthz` answers 200; rejects if the gateway exits first or `timeoutMs` passes. */
 async function healthy(child: ChildProcess, url: string, timeoutMs: number): Promise<void> {

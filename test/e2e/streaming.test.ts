@@ -11,18 +11,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { observed } from './fixtures/live.ts'
 import { connect, fixture, gatewayWith } from './harness.ts'
+import { eventually } from '../fixtures/waiting.ts'
 
 const route = { location: '/live', handler: fixture('live'), server: { name: 'live', version: '1.0.0' } }
 const everything = { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } }
 const text = (result: { [key: string]: unknown }) => (result.content as { text: string }[])[0]!.text
 
-function eventually(check: () => boolean, ms = 2000): Promise<void> {
-  const deadline = Date.now() + ms
-  return new Promise((resolve, reject) => {
-    const poll = () => (check() ? resolve() : Date.now() > deadline ? reject(new Error('condition not met in time')) : setTimeout(poll, 10))
-    poll()
-  })
-}
 
 t.test('progress notifications arrive before the result, with the request token', async (t) => {
   const gateway = await gatewayWith(t, [route])

@@ -15,6 +15,7 @@ import t from 'tap'
 import { DEFAULT_CONFIG_FILE, loadConfig } from '../../gateway/config/load.ts'
 import { startGateway, type Gateway } from '../../gateway/server.ts'
 import { connect } from '../e2e/harness.ts'
+import { eventually } from '../fixtures/waiting.ts'
 
 const STEP_MS = 25
 const STATUS = 'example://deployments/status'
@@ -34,13 +35,6 @@ async function start(t: Test): Promise<Gateway & { example: string }> {
 const text = (result: { [key: string]: unknown }) => (result.content as { text: string }[])[0]!.text
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function eventually(check: () => boolean | Promise<boolean>, ms = 2000): Promise<void> {
-  const deadline = Date.now() + ms
-  return new Promise((resolve, reject) => {
-    const poll = async () => ((await check()) ? resolve() : Date.now() > deadline ? reject(new Error('condition not met in time')) : setTimeout(poll, 10))
-    void poll()
-  })
-}
 
 // `any`: parsed JSON from the wire, checked by the assertions that read it.
 async function readJson(client: Client, uri: string): Promise<any> {

@@ -14,6 +14,7 @@ import {
 import { WebSocket, type ClientOptions } from 'ws'
 import { observed } from '../e2e/fixtures/live.ts'
 import { connect, fixture, gatewayWith } from '../e2e/harness.ts'
+import { eventually } from '../fixtures/waiting.ts'
 
 // Node 20 has no global WebSocket; the SDK transport calls `new WebSocket(url, 'mcp')`.
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -27,13 +28,6 @@ const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { prot
 
 interface Teardown { teardown(fn: () => unknown): void }
 
-function eventually(check: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms
-  return new Promise((resolve, reject) => {
-    const poll = async () => ((await check()) ? resolve() : Date.now() > deadline ? reject(new Error('condition not met in time')) : setTimeout(poll, 10))
-    void poll()
-  })
-}
 
 /** The SDK client over WebSocket; closed at teardown. */
 async function connectWs(t: Teardown, url: string, capabilities: ClientCapabilities = {}, setup?: (client: Client) => void): Promise<Client> {
