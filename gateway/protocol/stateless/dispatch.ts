@@ -71,9 +71,12 @@ export class StatelessDispatcher {
       return
     }
     const params = request.params ?? {}
-    const ctx = await this.#context(request, envelope, params, sink).catch((error: McpError) => error)
-    if (ctx instanceof McpError) {
-      sink.respond(errorMessage(request.id, ctx.code, ctx.message, ctx.data), 400)
+    let ctx: StatelessRequestContext
+    try {
+      ctx = this.#context(request, envelope, params, sink)
+    } catch (error) {
+      const rpc = error as McpError
+      sink.respond(errorMessage(request.id, rpc.code, rpc.message, rpc.data), 400)
       return
     }
     sink.onClose(() => ctx.cancel('the client closed the response stream'))
@@ -90,13 +93,15 @@ export class StatelessDispatcher {
     } else if (failure !== undefined) {
       this.#fail(request, failure, sink)
     } else {
+      // List pages are cached and frozen: those results are copied; a call's result is its own.
+      const cacheable = CACHEABLE.has(request.method)
       const hints = request.method === 'resources/read' ? this.#readHints(params.uri) : this.#endpoint.route.cache
-      sink.respond(resultMessage(request.id, this.#complete({ ...result }, CACHEABLE.has(request.method) ? hints : undefined)))
+      sink.respond(resultMessage(request.id, this.#complete(cacheable ? { ...result } : result!, cacheable ? hints : undefined)))
     }
   }
 
   /** The context of one round: answers from the client's inputResponses plus those kept in the state. */
-  async #context(request: JsonRpcRequest, envelope: Envelope, params: JsonObject, sink: StatelessSink): Promise<StatelessRequestContext> {
+  #context(request: JsonRpcRequest, envelope: Envelope, params: JsonObject, sink: StatelessSink): StatelessRequestContext {
     const responses = params.inputResponses
     if (responses === null || (responses !== undefined && (typeof responses !== 'object' || Array.isArray(responses)))) {
       throw new McpError(RpcCode.InvalidParams, 'inputResponses must be an object keyed by input request')
@@ -127,7 +132,8 @@ export class StatelessDispatcher {
       result.ttlMs = hints.ttl_ms
       result.cacheScope = hints.scope
     }
-    result._meta = { ...(result._meta as JsonObject | undefined), ...this.#serverMeta }
+    const own = result._meta as JsonObject | undefined
+    result._meta = own === undefined ? this.#serverMeta : { ...own, ...this.#serverMeta }
     return result
   }
 
