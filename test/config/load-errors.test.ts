@@ -1,20 +1,9 @@
 // Every class of config mistake is reported with its file, line, column and a message naming it.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { ConfigError, formatProblems, loadConfig, type ConfigProblem } from '../../gateway/config/load.ts'
-
-// Just what the helpers need of a tap Test (its full type is awkward to name).
-interface Teardown { teardown(fn: () => void): void }
-
-function writeConfig(t: Teardown, text: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-config-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const file = path.join(dir, 'gateway.yaml')
-  writeFileSync(file, text)
-  return file
-}
+import { writeConfig, type Teardown } from './write-config.ts'
 
 /** Loads `text` expecting a ConfigError; returns its problems. */
 async function problemsOf(t: Teardown, text: string, env: Record<string, string> = {}): Promise<{ file: string; problems: ConfigProblem[] }> {

@@ -1,20 +1,10 @@
 // A valid config comes back typed, defaulted, interpolated and normalised.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { ConfigError, DEFAULT_CONFIG_FILE, configFromObject, loadConfig, type ConfigProblem } from '../../gateway/config/load.ts'
+import { writeConfig } from './write-config.ts'
 
-// Just what the helper needs of a tap Test (its full type is awkward to name).
-interface Teardown { teardown(fn: () => void): void }
-
-function writeConfig(t: Teardown, text: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-config-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const file = path.join(dir, 'gateway.yaml')
-  writeFileSync(file, text)
-  return file
-}
 
 /** The problems of the ConfigError `fn` throws. */
 function problemsFrom(fn: () => unknown): ConfigProblem[] {
