@@ -55,8 +55,13 @@ export class OriginPolicy {
 
   /** True when the request may proceed. A missing Host is refused (HTTP/1.1 requires it). */
   allows(host: string | undefined, origin: string | undefined): boolean {
-    if (host === undefined || !this.#cached(this.#hostCache, host, () => this.#hostAllowed(host, undefined))) return false
-    return origin === undefined || this.#cached(this.#originCache, origin, () => this.#originAllowed(origin))
+    if (host === undefined) return false
+    // Every request asks: a cache hit allocates nothing (no closure, no split).
+    let hostVerdict = this.#hostCache.get(host)
+    if (hostVerdict === undefined) hostVerdict = remember(this.#hostCache, host, this.#hostAllowed(host, undefined))
+    if (!hostVerdict || origin === undefined) return hostVerdict
+    const originVerdict = this.#originCache.get(origin)
+    return originVerdict ?? remember(this.#originCache, origin, this.#originAllowed(origin))
   }
 
   #originAllowed(origin: string): boolean {
@@ -77,14 +82,11 @@ export class OriginPolicy {
         (entry.scheme === undefined || scheme === undefined || entry.scheme === scheme),
     )
   }
+}
 
-  #cached(cache: Map<string, boolean>, key: string, decide: () => boolean): boolean {
-    let verdict = cache.get(key)
-    if (verdict === undefined) {
-      verdict = decide()
-      if (cache.size >= CACHE_LIMIT) cache.clear()
-      cache.set(key, verdict)
-    }
-    return verdict
-  }
+/** Caches a verdict, starting over when the cache is full (header values an attacker chooses are unbounded). */
+function remember(cache: Map<string, boolean>, key: string, verdict: boolean): boolean {
+  if (cache.size >= CACHE_LIMIT) cache.clear()
+  cache.set(key, verdict)
+  return verdict
 }

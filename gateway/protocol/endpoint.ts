@@ -96,20 +96,40 @@ export class McpEndpoint implements ContextHost {
     return { record, response: resultMessage(request.id, { protocolVersion, ...this.#initializeResult }) }
   }
 
-  /** Serves one request of a session; the outcome reaches the client through `sink`. Never throws. */
-  async handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink): Promise<void> {
+  /**
+   * Serves one request of a session; the outcome reaches the client through `sink`. Never throws.
+   * Synchronous when the method is (a tool returning a value): no promise, no in-flight entry, since
+   * nothing can cancel a request that finishes before the event loop turns. A promise otherwise.
+   */
+  handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink): Promise<void> | undefined {
     const method = this.#methods.get(request.method)
     if (method === undefined) {
       sink.respond(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method}`))
-      return
+      return undefined
     }
     const params = request.params ?? EMPTY_PARAMS
+    const ctx = new HandlerRequestContext(this, record, request.id, params._meta as JsonObject | undefined, sink)
+    let outcome: JsonObject | Promise<JsonObject>
+    try {
+      outcome = method(this, record, params, ctx)
+    } catch (error) {
+      sink.respond(this.#errorResponse(request, record, error))
+      return undefined
+    }
+    if (!(outcome instanceof Promise)) {
+      sink.respond(resultMessage(request.id, outcome))
+      return undefined
+    }
+    return this.#settle(record, request, ctx, outcome, sink)
+  }
+
+  /** The rest of an asynchronous request: cancellable (notifications/cancelled) until it settles. */
+  async #settle(record: SessionRecord, request: JsonRpcRequest, ctx: HandlerRequestContext, outcome: Promise<JsonObject>, sink: RequestSink): Promise<void> {
     const live = this.live.hold(record.id)
-    const ctx = new HandlerRequestContext(this, record, live, request.id, params._meta as JsonObject | undefined, sink)
     live.inflight.set(request.id, ctx)
     let response: JsonRpcResponse
     try {
-      response = resultMessage(request.id, await method(this, record, params, ctx))
+      response = resultMessage(request.id, await outcome)
     } catch (error) {
       response = this.#errorResponse(request, record, error)
     } finally {

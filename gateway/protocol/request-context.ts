@@ -9,7 +9,7 @@ import type { RequestId } from './jsonrpc.ts'
 import { notification } from './jsonrpc.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import { ContextBase } from './context-base.ts'
-import type { LiveSession } from './live-sessions.ts'
+import type { LiveSessions } from './live-sessions.ts'
 import type {
   CreateMessageOptions,
   CreateMessageResult,
@@ -38,6 +38,8 @@ export interface ContextHost {
   /** A server→client request id, unique within the session. */
   nextClientRequestId(): string
   sessionView(record: SessionRecord): SessionView
+  /** What this worker holds per session; a context takes its entry only when it asks the client something. */
+  readonly live: LiveSessions
 }
 
 export { levelPasses } from './context-base.ts'
@@ -47,13 +49,11 @@ export class HandlerRequestContext extends ContextBase implements RequestContext
   #session: SessionView | undefined
   readonly #host: ContextHost
   readonly #record: SessionRecord
-  readonly #live: LiveSession
 
-  constructor(host: ContextHost, record: SessionRecord, live: LiveSession, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink) {
+  constructor(host: ContextHost, record: SessionRecord, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink) {
     super(requestId, meta, sink)
     this.#host = host
     this.#record = record
-    this.#live = live
   }
 
   get session(): SessionView {
@@ -110,7 +110,9 @@ export class HandlerRequestContext extends ContextBase implements RequestContext
       params,
       options,
       defaultTimeoutMs: this.#host.readTimeoutMs,
-      awaiting: this.#live.awaiting,
+      // Taken on the first ask: a handler that asks is asynchronous, and the endpoint releases the
+      // entry when the request settles.
+      awaiting: this.#host.live.hold(this.#record.id).awaiting,
       send: (message) => this.sink.send(message),
       signal: this.signal,
     })

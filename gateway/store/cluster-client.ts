@@ -52,6 +52,10 @@ export class ClusterStore implements SessionStore {
     this.#cache.put(record.id, { record, version: 0, idleTtlMs, expiresInMs: idleTtlMs })
   }
 
+  peek(id: string): SessionRecord | undefined {
+    return this.#cache.peek(id)
+  }
+
   get(id: string): Promise<SessionRecord | undefined> {
     return this.#cache.get(id, async () => this.#loaded((await this.#call('get', [id])) as Lifetime | undefined))
   }

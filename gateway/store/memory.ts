@@ -83,6 +83,10 @@ export class MemoryStore implements SessionStore {
     return this.#live(id)?.record
   }
 
+  peek(id: string): SessionRecord | undefined {
+    return this.#live(id)?.record
+  }
+
   async update(id: string, change: SessionChange): Promise<SessionRecord | undefined> {
     const entry = this.#live(id)
     if (entry === undefined) return undefined

@@ -55,6 +55,13 @@ export class RecordCache {
     this.#enabled = enabled
   }
 
+  /** The cached record while it is fresh; undefined when only a read can tell. */
+  peek(id: string): SessionRecord | undefined {
+    if (!this.#enabled) return undefined
+    const entry = this.#entries.get(id)
+    return entry !== undefined && entry.expiresAt > Date.now() ? entry.record : undefined
+  }
+
   /** The record from the cache, or from `read` (one read however many gets wait for it). */
   get(id: string, read: () => Promise<LoadedRecord | undefined>): Promise<SessionRecord | undefined> {
     const entry = this.#entries.get(id)

@@ -145,6 +145,10 @@ export class RedisStore implements SessionStore {
     this.#cache.put(record.id, { record, version: 0, idleTtlMs: ttl, expiresInMs: ttl })
   }
 
+  peek(id: string): SessionRecord | undefined {
+    return this.#cache.peek(id)
+  }
+
   get(id: string): Promise<SessionRecord | undefined> {
     return this.#cache.get(id, async () => {
       const reply = (await this.#script('mcpEdgeGet', this.#key('s', id))) as [number, string] | null

@@ -61,6 +61,11 @@ export interface SessionStore {
   create(record: SessionRecord, idleTtlMs: number): Promise<void>
   /** The session, or undefined when unknown or expired. The hot path's only store call. */
   get(id: string): Promise<SessionRecord | undefined>
+  /**
+   * The session when this process can tell without waiting (the memory store; a fresh cache entry of
+   * a shared store), so the hot path stays synchronous. undefined means "ask `get`", not "unknown".
+   */
+  peek(id: string): SessionRecord | undefined
   /** Applies a change and returns the new record (undefined when the session is gone). */
   update(id: string, change: SessionChange): Promise<SessionRecord | undefined>
   /** Pushes the idle expiry back; backends coalesce these, so calling it per request is cheap. */

@@ -167,11 +167,7 @@ export class MessageSession {
           this.send(errorMessage(request.id, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized'))
           return
         }
-        const running = endpoint.handleRequest(record, request, new ChannelSink(this, request)).catch((error: unknown) => {
-          this.#logger.error({ err: error, method: request.method }, 'request failed')
-        })
-        this.#inflight.add(running)
-        void running.finally(() => this.#inflight.delete(running))
+        this.#track(endpoint.handleRequest(record, request, new ChannelSink(this, request)), request)
         return
       }
       case 'notification':
@@ -204,11 +200,17 @@ export class MessageSession {
       return
     }
     const sink = new StatelessChannelSink(this, request, this.#statelessInflight)
-    const running = endpoint.stateless.handle(request, envelope, sink).catch((error: unknown) => {
+    this.#track(endpoint.stateless.handle(request, envelope, sink), request)
+  }
+
+  /** Keeps an asynchronous request in the in-flight set until it settles (a synchronous one is done). */
+  #track(running: Promise<void> | undefined, request: JsonRpcRequest): void {
+    if (running === undefined) return
+    const settled = running.catch((error: unknown) => {
       this.#logger.error({ err: error, method: request.method }, 'request failed')
     })
-    this.#inflight.add(running)
-    void running.finally(() => this.#inflight.delete(running))
+    this.#inflight.add(settled)
+    void settled.finally(() => this.#inflight.delete(settled))
   }
 
   #cancelStateless(params: Record<string, unknown> | undefined): void {

@@ -28,30 +28,37 @@ export interface StatelessPostOptions {
 /** `x-mcp-header` annotations per tool, read once per registered tool. */
 const annotatedHeaders = new WeakMap<ToolEntry, ReadonlyMap<string, string>>()
 
-export async function statelessPost(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, options: StatelessPostOptions): Promise<FastifyReply> {
+/** Answers a stateless POST; synchronous unless its handler is (see `StatelessDispatcher.handle`). */
+export function statelessPost(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, options: StatelessPostOptions): Promise<void> | undefined {
   const { endpoint, dispatcher, replyError } = options
-  if (incoming.kind === 'notification') return reply.code(202).send()
+  if (incoming.kind === 'notification') {
+    reply.code(202).send()
+    return undefined
+  }
   if (incoming.kind === 'response') {
-    return replyError(reply, 400, RpcCode.InvalidRequest, 'Invalid Request: a stateless client sends no responses')
+    replyError(reply, 400, RpcCode.InvalidRequest, 'Invalid Request: a stateless client sends no responses')
+    return undefined
   }
   const message = incoming.message
   const params = message.params ?? {}
   const version = request.headers['mcp-protocol-version']
+  let envelope
   try {
-    const envelope = readEnvelope(message.params, Array.isArray(version) ? version[0] : version)
+    envelope = readEnvelope(message.params, Array.isArray(version) ? version[0] : version)
     if (!isStatelessMethod(endpoint, message.method)) {
-      return replyError(reply, 404, RpcCode.MethodNotFound, `Method not found: ${message.method} (not served on the 2026-07-28 wire)`, message.id)
+      replyError(reply, 404, RpcCode.MethodNotFound, `Method not found: ${message.method} (not served on the 2026-07-28 wire)`, message.id)
+      return undefined
     }
     checkRoutingHeaders(request.headers, message.method, params)
     if (message.method === 'tools/call') checkToolHeaders(request, endpoint, params)
-    const exchange = new PostExchange(reply, undefined, message.method, requestStart(endpoint.logger), options.exchanges)
-    await dispatcher.handle(message, envelope, exchange)
-    return reply
   } catch (error) {
     if (!(error instanceof McpError)) throw error
     const status = 'status' in error ? (error.status as number) : 400
-    return replyError(reply, status, error.code, error.message, message.id, error.data)
+    replyError(reply, status, error.code, error.message, message.id, error.data)
+    return undefined
   }
+  const exchange = new PostExchange(reply, undefined, message.method, requestStart(endpoint.logger), options.exchanges)
+  return dispatcher.handle(message, envelope, exchange)
 }
 
 function checkToolHeaders(request: FastifyRequest, endpoint: McpEndpoint, params: JsonObject): void {

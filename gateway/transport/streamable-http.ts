@@ -12,7 +12,7 @@ import { OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError, McpError, RpcCode } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
-import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
+import { classify, errorMessage, idOf, type Incoming, type JsonRpcRequest } from '../protocol/jsonrpc.ts'
 import { isStateless } from '../protocol/stateless/envelope.ts'
 import { isSupportedVersion } from '../protocol/versions.ts'
 import type { SessionRecord } from '../store/store.ts'
@@ -56,14 +56,22 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     return true
   }
 
-  /** The session a request names, or a reply already sent explaining why there is none. */
-  async function sessionFor(request: FastifyRequest, reply: FastifyReply, id: string | number | null): Promise<SessionRecord | undefined> {
+  /**
+   * The session a request names, or undefined with a reply already sent explaining why there is none.
+   * Synchronous when the store knows the session without waiting (the hot path); a promise otherwise.
+   */
+  function sessionFor(request: FastifyRequest, reply: FastifyReply, id: string | number | null): SessionRecord | undefined | Promise<SessionRecord | undefined> {
     const sessionId = header(request, 'mcp-session-id')
     if (sessionId === undefined) {
       replyError(reply, 400, RpcCode.ServerError, 'Bad Request: Mcp-Session-Id header is required (initialize first)', id)
       return undefined
     }
-    const record = await store.get(sessionId)
+    const known = store.peek(sessionId)
+    if (known !== undefined) return admit(request, reply, id, sessionId, known)
+    return store.get(sessionId).then((record) => admit(request, reply, id, sessionId, record))
+  }
+
+  function admit(request: FastifyRequest, reply: FastifyReply, id: string | number | null, sessionId: string, record: SessionRecord | undefined): SessionRecord | undefined {
     if (record === undefined || record.route !== route.location) {
       replyError(reply, 404, RpcCode.SessionNotFound, 'Session not found: initialize a new session', id)
       return undefined
@@ -77,63 +85,80 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     return record
   }
 
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request, and a promise per request shows in
+  // the profile. A hook that has replied does not call `done`.
+  app.addHook('onRequest', (request, reply, done) => {
     if (!policy.allows(request.headers.host, header(request, 'origin'))) {
-      return replyError(reply, 403, RpcCode.ServerError, 'Forbidden: Origin or Host not allowed')
+      replyError(reply, 403, RpcCode.ServerError, 'Forbidden: Origin or Host not allowed')
+      return
     }
     if (request.method === 'POST') {
       if (!accepts(request.headers.accept, 'application/json', 'application') || !accepts(request.headers.accept, 'text/event-stream', 'text')) {
-        return replyError(reply, 406, RpcCode.ServerError, 'Not Acceptable: Accept must list application/json and text/event-stream')
+        replyError(reply, 406, RpcCode.ServerError, 'Not Acceptable: Accept must list application/json and text/event-stream')
+        return
       }
       const type = request.headers['content-type']
       if (type === undefined || !type.toLowerCase().startsWith('application/json')) {
-        return replyError(reply, 415, RpcCode.ServerError, 'Unsupported Media Type: Content-Type must be application/json')
+        replyError(reply, 415, RpcCode.ServerError, 'Unsupported Media Type: Content-Type must be application/json')
+        return
       }
     }
+    done()
   })
 
-  app.post(route.location, async (request, reply) => {
+  // Not an async function: a tools/call whose tool is synchronous is answered before this returns,
+  // with no promise made for it. Slower paths return theirs (Fastify routes their rejections).
+  app.post(route.location, (request, reply) => {
     const started = requestStart(logger)
     let incoming
     try {
       incoming = classify(request.body)
     } catch (error) {
       const rpc = error as McpError
-      return replyError(reply, 400, rpc.code, rpc.message, idOf(request.body))
+      replyError(reply, 400, rpc.code, rpc.message, idOf(request.body))
+      return undefined
     }
     const message = incoming.message
     if (header(request, 'mcp-session-id') === undefined && isStateless(request.body, header(request, 'mcp-protocol-version'))) {
       return statelessPost(request, reply, incoming, stateless)
     }
-    const method = 'method' in message ? message.method : 'response'
+    if (incoming.kind === 'request' && incoming.message.method === 'initialize') return initialize(incoming.message, reply, started)
 
-    if (incoming.kind === 'request' && incoming.message.method === 'initialize') {
-      try {
-        const { record, response } = await endpoint.initialize(incoming.message)
-        logRequest(logger, started, method, 200, record.id)
-        return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
-      } catch (error) {
-        if (error instanceof EdgeError) return replyError(reply, error.status, RpcCode.ServerError, error.message, incoming.message.id)
-        if (!(error instanceof McpError)) throw error
-        return replyError(reply, 400, error.code, error.message, incoming.message.id)
-      }
-    }
-
-    const record = await sessionFor(request, reply, idOf(message))
-    if (record === undefined) return reply
-    if (incoming.kind === 'notification') {
-      await endpoint.handleNotification(record, incoming.message)
-      logRequest(logger, started, method, 202, record.id)
-      return reply.code(202).send()
-    }
-    if (incoming.kind === 'response') {
-      endpoint.handleResponse(record, incoming.message)
-      logRequest(logger, started, method, 202, record.id)
-      return reply.code(202).send()
-    }
-    await endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, method, started, exchanges))
-    return reply
+    const found = sessionFor(request, reply, idOf(message))
+    if (found instanceof Promise) return found.then((record) => serve(record, incoming, reply, started))
+    return serve(found, incoming, reply, started)
   })
+
+  /** A session's message, once its record is known (undefined: the reply already says why not). */
+  function serve(record: SessionRecord | undefined, incoming: Incoming, reply: FastifyReply, started: number): Promise<unknown> | undefined {
+    if (record === undefined) return undefined
+    switch (incoming.kind) {
+      case 'request':
+        return endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, incoming.message.method, started, exchanges))
+      case 'notification':
+        return endpoint.handleNotification(record, incoming.message).then(() => {
+          logRequest(logger, started, incoming.message.method, 202, record.id)
+          reply.code(202).send()
+        })
+      case 'response':
+        endpoint.handleResponse(record, incoming.message)
+        logRequest(logger, started, 'response', 202, record.id)
+        reply.code(202).send()
+        return undefined
+    }
+  }
+
+  async function initialize(request: JsonRpcRequest, reply: FastifyReply, started: number): Promise<FastifyReply> {
+    try {
+      const { record, response } = await endpoint.initialize(request)
+      logRequest(logger, started, 'initialize', 200, record.id)
+      return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
+    } catch (error) {
+      if (error instanceof EdgeError) return replyError(reply, error.status, RpcCode.ServerError, error.message, request.id)
+      if (!(error instanceof McpError)) throw error
+      return replyError(reply, 400, error.code, error.message, request.id)
+    }
+  }
 
   // No automatic HEAD route: it would run this handler and hold the session's one stream slot.
   app.get(route.location, { exposeHeadRoute: false }, async (request, reply) => {

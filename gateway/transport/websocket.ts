@@ -76,7 +76,7 @@ export async function registerWebSocketSupport(app: FastifyInstance, routes: rea
     },
     // ws has already closed the socket with the right code for protocol errors (1002, 1007, 1009).
     errorHandler: (error, socket, request) => {
-      request.log.debug({ err: error }, 'websocket error')
+      request.log.debug({ err: error, reqId: request.id }, 'websocket error')
       if (socket.readyState === socket.OPEN) socket.terminate()
     },
     preClose: async () => {
@@ -85,10 +85,13 @@ export async function registerWebSocketSupport(app: FastifyInstance, routes: rea
     },
   })
   // The plugin would accept an upgrade on any other path and close it at once: refuse it plainly.
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook: it runs on every HTTP request too, where a promise would be pure cost.
+  app.addHook('onRequest', (request, reply, done) => {
     if (request.ws && (request.routeOptions.config as WebSocketRouteConfig).mcpWebSocket !== true) {
-      return replyError(reply, 404, RpcCode.InvalidRequest, `Not Found: no WebSocket endpoint at ${request.url}`)
+      replyError(reply, 404, RpcCode.InvalidRequest, `Not Found: no WebSocket endpoint at ${request.url}`)
+      return
     }
+    done()
   })
   return hub
 }

@@ -117,7 +117,20 @@ t.test('McpError and cancellation propagate', async (t) => {
     controller.abort()
     throw ctx.signal.reason
   })
-  await t.rejects(callTool(entry, {}, fakeContext(controller)), { name: 'AbortError' })
+  await t.rejects(async () => callTool(entry, {}, fakeContext(controller)), { name: 'AbortError' })
+})
+
+t.test('a synchronous callback gives its result synchronously; an async one a promise', async (t) => {
+  const sync = callTool(entryOf(() => 'now'), {}, fakeContext())
+  t.notOk(sync instanceof Promise, 'no promise on the hot path')
+  t.same(sync, { content: [{ type: 'text', text: 'now' }] })
+  const later = callTool(entryOf(async () => 'later'), {}, fakeContext())
+  t.ok(later instanceof Promise)
+  t.same(await later, { content: [{ type: 'text', text: 'later' }] })
+  const failing = callTool(entryOf(async () => {
+    throw new Error('broke')
+  }), {}, fakeContext())
+  t.same(await failing, { content: [{ type: 'text', text: 'broke' }], isError: true }, 'a rejected promise is an isError result')
 })
 
 t.test('the callback gets the context', async (t) => {

@@ -9,13 +9,13 @@ export const toolMethods: MethodTable = {
   'tools/list': (endpoint, record, params) =>
     endpoint.registry.listTools(cursorOf(params), hiddenOf(record)) as unknown as JsonObject,
 
-  'tools/call': async (endpoint, record, params, ctx) => {
+  'tools/call': (endpoint, record, params, ctx) => {
     const name = params.name
     if (typeof name !== 'string') throw new McpError(RpcCode.InvalidParams, 'tools/call needs params.name (a string)')
     const entry = endpoint.registry.tool(name)
     if (entry === undefined || (record.hidden.length > 0 && record.hidden.includes(`tool:${name}`))) {
       throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
     }
-    return (await callTool(entry, params.arguments, ctx)) as unknown as JsonObject
+    return callTool(entry, params.arguments, ctx) as unknown as JsonObject | Promise<JsonObject>
   },
 }

@@ -60,15 +60,18 @@ export class StatelessDispatcher {
     }
   }
 
-  /** Serves a request whose method passed `isStatelessMethod`; the outcome reaches the client through `sink`. */
-  async handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink): Promise<void> {
+  /**
+   * Serves a request whose method passed `isStatelessMethod`; the outcome reaches the client through
+   * `sink`. Synchronous when the method is (no promise on the hot path); a promise otherwise.
+   */
+  handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink): Promise<void> | undefined {
     if (request.method === 'server/discover') {
       sink.respond(resultMessage(request.id, this.#complete({ ...this.#discover }, this.#endpoint.route.cache)))
-      return
+      return undefined
     }
     if (request.method === 'subscriptions/listen') {
       this.#listen(request, sink)
-      return
+      return undefined
     }
     const params = request.params ?? {}
     let ctx: StatelessRequestContext
@@ -77,16 +80,29 @@ export class StatelessDispatcher {
     } catch (error) {
       const rpc = error as McpError
       sink.respond(errorMessage(request.id, rpc.code, rpc.message, rpc.data), 400)
-      return
+      return undefined
     }
-    sink.onClose(() => ctx.cancel('the client closed the response stream'))
-    let result: JsonObject | undefined
-    let failure: unknown
+    let outcome: JsonObject | Promise<JsonObject>
     try {
-      result = await this.#endpoint.method(request.method)!(this.#endpoint, this.#record(envelope), params, ctx)
+      outcome = this.#endpoint.method(request.method)!(this.#endpoint, this.#record(envelope), params, ctx)
     } catch (error) {
-      failure = error
+      this.#finish(request, params, ctx, undefined, error ?? new Error('thrown without a reason'), sink)
+      return undefined
     }
+    if (!(outcome instanceof Promise)) {
+      this.#finish(request, params, ctx, outcome, undefined, sink)
+      return undefined
+    }
+    // Only a request still running can see its client go away.
+    sink.onClose(() => ctx.cancel('the client closed the response stream'))
+    return outcome.then(
+      (result) => this.#finish(request, params, ctx, result, undefined, sink),
+      (error: unknown) => this.#finish(request, params, ctx, undefined, error ?? new Error('rejected without a reason'), sink),
+    )
+  }
+
+  /** Answers a round: nothing when cancelled, input-required when the handler asked, else the result or the error. */
+  #finish(request: JsonRpcRequest, params: JsonObject, ctx: StatelessRequestContext, result: JsonObject | undefined, failure: unknown, sink: StatelessSink): void {
     if (ctx.cancelled) return sink.abandon()
     if (ctx.inputRequests.size > 0 && MAY_NEED_INPUT.has(request.method)) {
       sink.respond(resultMessage(request.id, this.#inputRequired(request.method, params, ctx)))
