@@ -65,7 +65,8 @@ export class PostExchange implements RequestSink {
       const body = JSON.stringify(message)
       const reply = this.#reply
       reply.hijack()
-      reply.raw.writeHead(httpStatus, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body)
+      // Headers as a flat list: Node takes them as they are, without walking an object's keys.
+      reply.raw.writeHead(httpStatus, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))]).end(body)
       this.#log(httpStatus)
       return
     }
