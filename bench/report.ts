@@ -24,7 +24,7 @@ export interface ScenarioResult {
   p99Ms?: number
   errors?: number
   requests?: number
-  /** CPU wrk used during the reported run, in % of its core (near 100: the req/s is a floor). */
+  /** CPU the load generator used during the reported run, in % of its core (near 100: the req/s is a floor). */
   loadCpuPct?: number
   /** First failed check, when there were errors. */
   sample?: string
@@ -117,7 +117,30 @@ export function evaluateTargets(results: BenchResults): Target[] {
       pass: measured ? edge.errors === 0 : undefined,
     },
   ]
-  const { costs, fanout } = results
+  const stateless = results.scenarios.find((row) => row.name === 'edge-stateless')
+  targets.push({
+    what: 'stateless 2026-07-28 tools/call: req/s',
+    target: '≥ 0.7 × raw Fastify',
+    measured: stateless?.xFastify === undefined ? 'not measured' : `${fmt(stateless.xFastify)} ×`,
+    pass: stateless?.xFastify === undefined ? undefined : stateless.xFastify >= 0.7,
+  })
+  const redis = results.scenarios.find((row) => row.name === 'edge-redis')
+  // The redis row spreads its load over 50 sessions: compare it with the memory store's 50-session row.
+  const memory = results.scenarios.find((row) => row.name === 'edge-50-sessions')
+  const redisRatio = redis?.reqPerSec !== undefined && memory?.reqPerSec !== undefined ? redis.reqPerSec / memory.reqPerSec : undefined
+  targets.push({
+    what: 'redis store req/s (50 sessions)',
+    target: '≥ 0.6 × memory store',
+    measured: redisRatio === undefined ? 'not measured' : `${fmt(redisRatio)} ×`,
+    pass: redisRatio === undefined ? undefined : redisRatio >= 0.6,
+  })
+  const { costs, fanout, redisCost } = results
+  targets.push({
+    what: 'idle session in Redis',
+    target: '≤ 0.6 KiB',
+    measured: isSkipped(redisCost) ? 'not measured' : `${fmtInt(redisCost.bytesPerSession)} B`,
+    pass: isSkipped(redisCost) ? undefined : redisCost.bytesPerSession <= 614,
+  })
   targets.push(
     {
       what: 'idle session, process memory (RSS)',
@@ -141,7 +164,7 @@ export function evaluateTargets(results: BenchResults): Target[] {
   return targets
 }
 
-/** wrk above this share of its core may be what limits the run. */
+/** A load generator above this share of its core may be what limits the run. */
 const LOAD_SATURATED_PCT = 85
 
 function maxLoadCpu(results: BenchResults): number | undefined {
@@ -153,7 +176,7 @@ function maxLoadCpu(results: BenchResults): number | undefined {
 function saturationNote(results: BenchResults): string | undefined {
   const saturated = results.scenarios.filter((row) => (row.loadCpuPct ?? 0) >= LOAD_SATURATED_PCT)
   if (saturated.length === 0) return undefined
-  return `wrk used ≥ ${LOAD_SATURATED_PCT}% of its core in: ${saturated.map((row) => `${row.label} (${row.loadCpuPct}%)`).join(', ')}; their req/s is a floor, not the server's limit`
+  return `the load generator (wrk, or ws-load for WebSocket) used ≥ ${LOAD_SATURATED_PCT}% of its core in: ${saturated.map((row) => `${row.label} (${row.loadCpuPct}%)`).join(', ')}; their req/s is a floor, not the server's limit`
 }
 
 const verdict = (pass: boolean | undefined): string => (pass === undefined ? '–' : pass ? 'PASS' : 'FAIL')
@@ -172,7 +195,7 @@ export function formatTable(results: BenchResults): string {
       ? `${cells[0]!.padEnd(width)}  ${cells[1]}`
       : cells.map((cell, i) => (i === 0 ? cell.padEnd(width) : cell.padStart(i === 1 ? 9 : 8))).join('  ')
   const out = [line(header), '-'.repeat(width + 70), ...rows.map(line), '']
-  if (maxLoadCpu(results) !== undefined) out.push(`wrk used at most ${maxLoadCpu(results)}% of its core`)
+  if (maxLoadCpu(results) !== undefined) out.push(`the load generator used at most ${maxLoadCpu(results)}% of its core`)
   const saturated = saturationNote(results)
   if (saturated !== undefined) out.push(`warning: ${saturated}`)
   const { costs, fanout } = results
@@ -242,7 +265,7 @@ export function formatMarkdown(results: BenchResults, image: string): string {
     `Measured ${results.generatedAt.slice(0, 10)} on ${env.cpu} (${env.cpus}), Node ${env.node}, wrk -t${env.wrkThreads} -c${env.connections} -d${env.durationS}s` +
       `${Number(env.rounds) > 1 ? ` in ${env.rounds} rounds (each row its median run; ratios the median of the per-round ratios)` : ''}` +
       ` after a ${env.warmupS} s warm-up; load average ${env.loadAverage} at the start.` +
-      `${maxLoadCpu(results) === undefined ? '' : ` wrk used at most ${maxLoadCpu(results)}% of its core.`}` +
+      `${maxLoadCpu(results) === undefined ? '' : ` The load generator (wrk; ws-load.ts for WebSocket) used at most ${maxLoadCpu(results)}% of its core.`}` +
       ' Every answer is checked (status, JSON-RPC id, echo text, progress count); see bench/README.md for the method.',
     '',
   )

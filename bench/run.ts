@@ -27,6 +27,7 @@ import { redisMissing, startRedis } from './redis.ts'
 import { SCENARIOS, SDK, storeTypes, withService, type Scenario } from './scenarios.ts'
 import { ROOT, startServer, type RunningServer, type StartOptions } from './servers.ts'
 import { runWrk, wrkMissing, type WrkLoad, type WrkResult } from './wrk.ts'
+import { runWsLoad } from './ws-load.ts'
 
 const args = new Set(process.argv.slice(2))
 const quick = process.env.BENCH_QUICK === '1' || args.has('--quick')
@@ -85,15 +86,19 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
   try {
     server = await startServer(withService(scenario.server, redis?.url), options)
     sessions = await createSessions(server.url, scenario.sessions)
-    await checkServer(server.url, sessions[0], scenario.load)
+    // Over WebSocket every connection makes its own session and every answer is checked as it comes.
+    if (scenario.load.websocket !== true) await checkServer(server.url, sessions[0], scenario.load)
   } catch (error) {
     await server?.stop()
     await redis?.stop()
     throw new SetupError((error as Error).message)
   }
   try {
+    const { load } = scenario
     const run = (seconds: number, idBase: number): Promise<WrkResult> =>
-      runWrk({ url: server.url, sessions, load: scenario.load, durationS: seconds, connections, threads, idBase })
+      load.websocket === true
+        ? runWsLoad({ url: server.url, connections, durationS: seconds, tool: load.tool, protocolVersion: load.protocolVersion ?? '2025-11-25', idBase })
+        : runWrk({ url: server.url, sessions, load, durationS: seconds, connections, threads, idBase })
     await run(warmupS, WARMUP_IDS)
     const fromUs = monotonicUs()
     const result = await run(durationS, MEASURED_IDS)
@@ -136,7 +141,7 @@ async function measureScenarios(): Promise<ScenarioResult[]> {
         const result = await runScenario(scenario)
         runs.get(scenario)!.push(result)
         log(
-          `  ${Math.round(result.reqPerSec)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.errors} errors, wrk at ${result.loadCpuPct ?? '?'}% of its core` +
+          `  ${Math.round(result.reqPerSec)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.errors} errors, load generator at ${result.loadCpuPct ?? '?'}% of its core` +
             `${result.sample ? ` (first: ${result.sample})` : ''}`,
         )
       } catch (error) {

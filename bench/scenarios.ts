@@ -143,16 +143,14 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: 'edge-websocket',
-    label: 'mcp-edge WebSocket tools/call',
+    label: 'mcp-edge WebSocket tools/call, 50 sessions',
     group: 'mcp-edge',
     server: { kind: 'edge', transports: ['streamable_http', 'websocket'] },
-    sessions: 1,
-    load: ECHO,
-    sdkPeer: SDK,
-    unavailable: () =>
-      existsSync(path.join(ROOT, 'gateway/transport/websocket.ts'))
-        ? 'needs a WebSocket load generator (wrk speaks HTTP only)'
-        : 'the gateway has no WebSocket transport yet',
+    // Each of the load's connections initializes its own session over the socket.
+    sessions: 0,
+    load: { ...ECHO, websocket: true },
+    sdkPeer: 'sdk-stateful-50',
+    unavailable: () => (existsSync(path.join(ROOT, 'gateway/transport/websocket.ts')) ? undefined : 'the gateway has no WebSocket transport yet'),
     upcoming: true,
   },
   {

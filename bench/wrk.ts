@@ -20,6 +20,8 @@ export interface WrkLoad {
   protocolVersion?: string
   /** The 2026-07-28 stateless wire: the `_meta` envelope and the Mcp-Method / Mcp-Name headers. */
   stateless?: boolean
+  /** Over WebSocket instead (ws-load.ts, not wrk): one session per connection. */
+  websocket?: boolean
 }
 
 export interface WrkOptions {
