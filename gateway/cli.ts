@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { needsPrimary, startCluster } from './cluster.ts'
-import { drainGateway, trackResponses } from './cluster-worker.ts'
+import { drainGateway } from './cluster-worker.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
 import type { GatewayConfig } from './config/types.ts'
 import { loadHandler } from './load-handler.ts'
@@ -120,10 +120,9 @@ async function start(file: string): Promise<number> {
     return EXIT_INVALID
   }
   gateway.app.log.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
-  const responses = trackResponses(gateway)
   const stop = (signal: string): void => {
     gateway.app.log.info({ signal }, 'shutting down')
-    drainGateway(gateway, config.drain_timeout * 1000, responses).then(
+    drainGateway(gateway, config.drain_timeout * 1000).then(
       () => process.exit(0),
       () => process.exit(1),
     )

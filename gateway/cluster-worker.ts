@@ -24,45 +24,42 @@ export function isClusterSignal(message: unknown): message is ClusterSignal {
   return typeof message === 'object' && message !== null && 'mcpEdgeCluster' in message
 }
 
-/** Requests this process is still working on: HTTP responses not yet sent, and handlers still running. */
-function inFlight(gateway: Gateway, responses: ReadonlySet<ServerResponse>): number {
+/**
+ * Requests this process is still working on: connections still open once the idle ones are closed
+ * (each carries a response not yet done: a JSON answer or an SSE stream), and handlers still running.
+ * Counted at drain time only, so serving a request costs nothing for it.
+ */
+async function inFlight(gateway: Gateway): Promise<number> {
+  const server = gateway.app.server
+  server.closeIdleConnections()
+  const connections = await new Promise<number>((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)))
   let handlers = 0
   for (const endpoint of gateway.endpoints.values()) {
     for (const [, live] of endpoint.live.entries()) handlers += live.inflight.size
   }
-  return responses.size + handlers
-}
-
-/** The HTTP responses the gateway is working on, kept up to date from now on (what a drain waits for). */
-export function trackResponses(gateway: Gateway): Set<ServerResponse> {
-  const responses = new Set<ServerResponse>()
-  gateway.app.server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
-    responses.add(response)
-    response.once('close', () => responses.delete(response))
-  })
-  return responses
+  return connections + handlers
 }
 
 /**
  * Stops the gateway gracefully: nothing new is accepted, SSE clients are told to reconnect, requests
  * in flight get up to `timeoutMs`; then whatever is left is closed.
  */
-export async function drainGateway(gateway: Gateway, timeoutMs: number, responses: Set<ServerResponse>): Promise<void> {
+export async function drainGateway(gateway: Gateway, timeoutMs: number): Promise<void> {
   const { app } = gateway
   const server = app.server
   const deadline = Date.now() + timeoutMs
-  // Responses still to come say `Connection: close`, so a client's next request opens a connection elsewhere.
-  for (const response of responses) if (!response.headersSent) response.shouldKeepAlive = false
+  // Requests from now on are answered with `Connection: close`, so a client's next one opens a
+  // connection elsewhere; a connection that finishes a keep-alive response is idle, and closed below.
   server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
     response.shouldKeepAlive = false
   })
   // Not app.close() yet: it cuts every connection (forceCloseConnections), requests in flight included.
   server.close()
   const detached = detachAllStreams(RECONNECT_DELAY_MS)
-  app.log.info({ detached, inFlight: inFlight(gateway, responses), timeoutMs }, 'draining')
+  app.log.info({ detached, inFlight: await inFlight(gateway), timeoutMs }, 'draining')
   // Shutdown only: a short poll is simpler than making every request report its end.
-  while (inFlight(gateway, responses) > 0 && Date.now() < deadline) await sleep(25)
-  const left = inFlight(gateway, responses)
+  while ((await inFlight(gateway)) > 0 && Date.now() < deadline) await sleep(25)
+  const left = await inFlight(gateway)
   if (left > 0) app.log.warn({ inFlight: left }, 'drain timeout: closing what is left')
   detachAllStreams(RECONNECT_DELAY_MS)
   // Cutting a connection whose response just left can lose its tail: give the last ones a moment.
@@ -79,14 +76,13 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
     process.exit(1)
   })
   const gateway = await startGateway(config)
-  const responses = trackResponses(gateway)
   gateway.app.log.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
 
   let draining: Promise<void> | undefined
   const drain = (why: string): void => {
     if (draining !== undefined) return
     gateway.app.log.info({ why }, 'worker stopping')
-    draining = drainGateway(gateway, config.drain_timeout * 1000, responses).then(
+    draining = drainGateway(gateway, config.drain_timeout * 1000).then(
       () => process.exit(0),
       (error: unknown) => {
         gateway.app.log.error({ err: error }, 'drain failed')
