@@ -119,9 +119,9 @@ async function start(file: string): Promise<number> {
     process.stderr.write(`mcp-edge: cannot start: ${(error as Error).message}\n`)
     return EXIT_INVALID
   }
-  gateway.app.log.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
+  gateway.logger.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
   const stop = (signal: string): void => {
-    gateway.app.log.info({ signal }, 'shutting down')
+    gateway.logger.info({ signal }, 'shutting down')
     drainGateway(gateway, config.drain_timeout * 1000).then(
       () => process.exit(0),
       () => process.exit(1),

@@ -56,11 +56,11 @@ export async function drainGateway(gateway: Gateway, timeoutMs: number): Promise
   // Not app.close() yet: it cuts every connection (forceCloseConnections), requests in flight included.
   server.close()
   const detached = detachAllStreams(RECONNECT_DELAY_MS)
-  app.log.info({ detached, inFlight: await inFlight(gateway), timeoutMs }, 'draining')
+  gateway.logger.info({ detached, inFlight: await inFlight(gateway), timeoutMs }, 'draining')
   // Shutdown only: a short poll is simpler than making every request report its end.
   while ((await inFlight(gateway)) > 0 && Date.now() < deadline) await sleep(25)
   const left = await inFlight(gateway)
-  if (left > 0) app.log.warn({ inFlight: left }, 'drain timeout: closing what is left')
+  if (left > 0) gateway.logger.warn({ inFlight: left }, 'drain timeout: closing what is left')
   detachAllStreams(RECONNECT_DELAY_MS)
   // Cutting a connection whose response just left can lose its tail: give the last ones a moment.
   await sleep(100)
@@ -76,16 +76,16 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
     process.exit(1)
   })
   const gateway = await startGateway(config)
-  gateway.app.log.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
+  gateway.logger.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
 
   let draining: Promise<void> | undefined
   const drain = (why: string): void => {
     if (draining !== undefined) return
-    gateway.app.log.info({ why }, 'worker stopping')
+    gateway.logger.info({ why }, 'worker stopping')
     draining = drainGateway(gateway, config.drain_timeout * 1000).then(
       () => process.exit(0),
       (error: unknown) => {
-        gateway.app.log.error({ err: error }, 'drain failed')
+        gateway.logger.error({ err: error }, 'drain failed')
         process.exit(1)
       },
     )

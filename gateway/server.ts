@@ -9,7 +9,7 @@
  *                              McpEndpoint ◄─ transport/streamable-http (POST · GET · DELETE)
  *                                             ◄─ transport/websocket (GET with Upgrade, same path)
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { pino, type Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from './config/types.ts'
 import { EdgeError, McpError, RpcCode } from './errors.ts'
@@ -26,6 +26,8 @@ import { registerWebSocket, registerWebSocketSupport } from './transport/websock
 
 export interface Gateway {
   readonly app: FastifyInstance
+  /** Where the gateway logs (Fastify itself is given none). */
+  readonly logger: Logger
   readonly store: SessionStore
   readonly endpoints: ReadonlyMap<string, McpEndpoint>
   /** Stops accepting, ends sessions held here and closes the store. */
@@ -61,12 +63,10 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const store = options.store ?? createStore(config.store, { logger })
 
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
-    // The transport logs one line per MCP request itself, with the session and JSON-RPC method.
-    logController: new LogController({ disableRequestLogging: true }),
-    // No pino child per request (a measurable share of a tools/call): the few lines written through
-    // request.log name the request id themselves.
-    childLoggerFactory: (parent) => parent,
+    // Fastify gets no logger of its own: with one it makes (or, with a factory, validates) a child
+    // logger per request, a measurable share of a tools/call. The gateway writes its lines, one per MCP
+    // request included, through its own pino (`Gateway.logger`).
+    logger: false,
     bodyLimit: config.body_limit,
     return503OnClosing: true,
     // SSE streams are ended by the endpoints before the app closes; what is left is cut, not awaited.
@@ -83,7 +83,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   app.setErrorHandler((error: FastifyError | McpError, request, reply) => {
     if (error instanceof McpError) return replyError(reply, 400, error.code, error.message)
     if (error instanceof StoreUnavailableError) {
-      request.log.debug({ err: error, reqId: request.id }, 'session store unavailable')
+      logger.debug({ err: error, reqId: request.id }, 'session store unavailable')
       return replyError(reply, 503, RpcCode.ServerError, 'Session store unavailable', idOf(request.body))
     }
     switch (error.code) {
@@ -96,7 +96,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     }
     const status = error.statusCode ?? 500
     if (status < 500) return replyError(reply, status, RpcCode.InvalidRequest, error.message)
-    request.log.error({ err: error, reqId: request.id }, 'request failed')
+    logger.error({ err: error, reqId: request.id, url: request.url }, 'request failed')
     return replyError(reply, 500, RpcCode.InternalError, 'Internal error')
   })
   app.setNotFoundHandler((request, reply) =>
@@ -104,7 +104,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   )
 
   // Before any route: @fastify/websocket must see every route added after it.
-  const websockets = await registerWebSocketSupport(app, config.routes)
+  const websockets = await registerWebSocketSupport(app, config.routes, logger)
   const codec = codecFromConfig(config.request_state)
   const endpoints = new Map<string, McpEndpoint>()
   for (const route of config.routes) {
@@ -138,6 +138,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
 
   return {
     app,
+    logger,
     store,
     endpoints,
     async close() {

@@ -17,6 +17,7 @@
 import websocketPlugin from '@fastify/websocket'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
+import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
 import { OriginPolicy } from '../edge/origin-check.ts'
 import { RpcCode } from '../errors.ts'
@@ -64,7 +65,7 @@ const upgradeConstraint = {
  * is the largest of the routes'; each connection checks its own route's) and the upgrade constraint.
  * Undefined when no route lists the websocket transport.
  */
-export async function registerWebSocketSupport(app: FastifyInstance, routes: readonly RouteConfig[]): Promise<WebSocketHub | undefined> {
+export async function registerWebSocketSupport(app: FastifyInstance, routes: readonly RouteConfig[], logger: Logger): Promise<WebSocketHub | undefined> {
   const sizes = routes.filter((route) => route.transports.includes('websocket')).map((route) => route.websocket.max_message_size)
   if (sizes.length === 0) return undefined
   const hub: WebSocketHub = { connections: new Set() }
@@ -76,7 +77,7 @@ export async function registerWebSocketSupport(app: FastifyInstance, routes: rea
     },
     // ws has already closed the socket with the right code for protocol errors (1002, 1007, 1009).
     errorHandler: (error, socket, request) => {
-      request.log.debug({ err: error, reqId: request.id }, 'websocket error')
+      logger.debug({ err: error, reqId: request.id }, 'websocket error')
       if (socket.readyState === socket.OPEN) socket.terminate()
     },
     preClose: async () => {
