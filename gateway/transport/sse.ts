@@ -60,6 +60,8 @@ export class SseChannel {
   #finished = false
   readonly #options: ChannelOptions
   #onDetach: (() => void) | undefined
+  /** The connection corked until the end of this turn of the event loop (see `#write`). */
+  #corked: ServerResponse | undefined
 
   constructor(options: ChannelOptions) {
     this.#options = options
@@ -101,7 +103,7 @@ export class SseChannel {
       found = true
       open()
       this.attach(raw, onDetach)
-      for (const event of missed.events) if (event.data !== '') raw.write(sseEvent(event.data, event.id))
+      for (const event of missed.events) if (event.data !== '') this.#write(sseEvent(event.data, event.id))
       // What another worker logs reaches this channel by sendLogged, maybe after the replay sent it.
       this.#horizon = Math.max(parseEventId(afterId)?.seq ?? 0, ...missed.events.map((event) => parseEventId(event.id)?.seq ?? 0))
       if (this.#finished) {
@@ -121,7 +123,7 @@ export class SseChannel {
   sendLogged(data: string, id: string): void {
     if (this.#finished) return
     this.#chain = this.#chain.then(() => {
-      if ((parseEventId(id)?.seq ?? Infinity) > this.#horizon) this.#connection?.write(sseEvent(data, id))
+      if ((parseEventId(id)?.seq ?? Infinity) > this.#horizon) this.#write(sseEvent(data, id))
     })
   }
 
@@ -155,23 +157,39 @@ export class SseChannel {
   #enqueue(data: string, retryMs: number | undefined): void {
     const { store, sessionId, streamId, resumable } = this.#options
     if (!resumable) {
-      this.#chain = this.#chain.then(() => {
-        this.#connection?.write(sseEvent(data))
-      })
+      this.#chain = this.#chain.then(() => this.#write(sseEvent(data)))
       return
     }
     this.#chain = this.#chain
       .then(() => store.append(sessionId, streamId, data))
       .then(
         (id) => {
-          if (this.#connection !== undefined) this.#connection.write(sseEvent(data, id, retryMs))
+          if (this.#connection !== undefined) this.#write(sseEvent(data, id, retryMs))
           else relayEvent(store, sessionId, streamId, id, data)
         },
         () => {
           // The log is unreachable: deliver live without an id rather than lose the event.
-          this.#connection?.write(sseEvent(data))
+          this.#write(sseEvent(data))
         },
       )
+  }
+
+  /**
+   * Writes on the connection, corked until the event loop's turn ends: the events a handler sends in
+   * one go (progress, then its result) leave in one packet and one syscall, not one each.
+   */
+  #write(chunk: string): void {
+    const connection = this.#connection
+    if (connection === undefined) return
+    if (this.#corked !== connection) {
+      this.#corked = connection
+      connection.cork()
+      setImmediate(() => {
+        if (this.#corked === connection) this.#corked = undefined
+        connection.uncork()
+      })
+    }
+    connection.write(chunk)
   }
 
   #drop(): void {
