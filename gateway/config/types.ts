@@ -37,6 +37,8 @@ export interface RouteConfig {
   longest_standby: number
   /** Seconds to wait for a client's answer to a server→client request. */
   read_timeout: number
+  /** Seconds without a sign of life from a stream's producing worker before a follower gives up. */
+  producer_timeout: number
   /** Allowed Origin/Host values (`http://host:port`, `host:port` or `host`); loopback only when empty. */
   allowed_origins: string[]
   max_sessions: number

@@ -6,11 +6,12 @@
  */
 import type { FastifyReply } from 'fastify'
 import type { Logger } from 'pino'
-import type { JsonRpcMessage, JsonRpcResponse } from '../protocol/jsonrpc.ts'
+import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
 import { logRequest } from './request-log.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
+import { postStreamId } from './stream-relay.ts'
 
 /** Streams this worker is producing, by session and stream id, for resumption. */
 export type OpenStreams = Map<string, SseChannel>
@@ -40,13 +41,17 @@ export class PostExchange implements RequestSink {
   readonly #method: string
   readonly #started: number
 
+  /** The request answered, named in a resumable stream's id (a follower elsewhere may have to answer it). */
+  readonly #requestId: RequestId | undefined
+
   /** `started` is `requestStart(logger)`: the exchange writes the request's log line when it ends. */
-  constructor(reply: FastifyReply, sessionId: string | undefined, method: string, started: number, options: ExchangeOptions) {
+  constructor(reply: FastifyReply, sessionId: string | undefined, method: string, started: number, options: ExchangeOptions, requestId?: RequestId) {
     this.#reply = reply
     this.#sessionId = sessionId
     this.#method = method
     this.#started = started
     this.#options = options
+    this.#requestId = requestId
   }
 
   send(message: JsonRpcMessage): void {
@@ -102,8 +107,9 @@ export class PostExchange implements RequestSink {
   #stream(): SseChannel {
     if (this.#channel !== undefined) return this.#channel
     this.#state = State.Streaming
-    const streamId = `p${streamTag}${(++streamSeq).toString(36)}`
     const resumable = this.#options.resumable && this.#sessionId !== undefined
+    const base = `p${streamTag}${(++streamSeq).toString(36)}`
+    const streamId = resumable && this.#requestId !== undefined ? postStreamId(base, this.#requestId) : base
     const channel = new SseChannel({ store: this.#options.store, sessionId: this.#sessionId ?? '', streamId, resumable })
     this.#channel = channel
     this.#reply.hijack()

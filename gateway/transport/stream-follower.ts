@@ -3,13 +3,24 @@
  * stream lives on another worker (or host), or it ended. Replays what the log holds after that id,
  * then forwards what the producer relays on the bus (stream-relay.ts) until the stream ends. Each
  * event goes out once and in order: the subscription starts before the replay, and an event whose
- * sequence number the connection has already passed is dropped.
+ * sequence number the connection has already passed is dropped. A producer that stops answering
+ * probes for `producerTimeoutMs` is gone (killed, crashed): the follower answers the request with an
+ * error, logs it like any event, and ends the stream, so the client never waits forever.
  */
 import type { ServerResponse } from 'node:http'
+import { RpcCode } from '../errors.ts'
+import { errorMessage } from '../protocol/jsonrpc.ts'
 import type { BusMessage, SessionStore } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
 import { sseEvent } from './sse.ts'
-import { END_MARKER, relayChannel } from './stream-relay.ts'
+import { END_MARKER, relayChannel, requestIdOf } from './stream-relay.ts'
+
+export interface FollowOptions {
+  /** The route's probe channel (stream-relay.ts). */
+  probeChannel: string
+  /** Time without a sign of life from the producer before the follower answers in its place. */
+  producerTimeoutMs: number
+}
 
 const KEEPALIVE_MS = 25_000
 
@@ -29,19 +40,25 @@ function isFinalResponse(data: string): boolean {
  * to false, having written nothing, when the log does not know `afterId`. Rejects (nothing written)
  * when the store is unavailable.
  */
-export async function followStream(store: SessionStore, sessionId: string, afterId: string, raw: ServerResponse, open: () => void): Promise<boolean> {
+export async function followStream(store: SessionStore, sessionId: string, afterId: string, raw: ServerResponse, open: () => void, options: FollowOptions): Promise<boolean> {
   const after = parseEventId(afterId)
   if (after === undefined) return false
   let last = after.seq
   let ended = false
   let early: BusMessage[] | undefined = []
   let keepAlive: NodeJS.Timeout | undefined
+  let probing: NodeJS.Timeout | undefined
+  let lastSignOfLife = Date.now()
 
-  const end = (): void => {
-    if (ended) return
+  const stop = (): void => {
     ended = true
     unsubscribe()
     clearInterval(keepAlive)
+    clearInterval(probing)
+  }
+  const end = (): void => {
+    if (ended) return
+    stop()
     raw.end()
   }
   const write = (id: string, data: string): void => {
@@ -53,8 +70,25 @@ export async function followStream(store: SessionStore, sessionId: string, after
     if (isFinalResponse(data)) end()
   }
   const forward = (message: BusMessage): void => {
+    lastSignOfLife = Date.now()
     if (message.type === 'event') write(message.id as string, message.data as string)
     else if (message.type === 'end') end()
+  }
+  /** The producer is gone: answer the request in its place (in the log too, for a later resume), then end. */
+  const answerForTheProducer = async (): Promise<void> => {
+    clearInterval(probing)
+    const requestId = requestIdOf(after.stream)
+    if (requestId !== undefined) {
+      const data = JSON.stringify(errorMessage(requestId, RpcCode.InternalError, 'The worker serving this request stopped before answering; send the request again'))
+      try {
+        write(await store.append(sessionId, after.stream, data), data)
+        await store.append(sessionId, after.stream, END_MARKER)
+      } catch {
+        // The store is away too: the client still gets the answer, without an id to resume from.
+        if (!ended) raw.write(sseEvent(data))
+      }
+    }
+    end()
   }
   const unsubscribe = store.bus.subscribe(relayChannel(sessionId, after.stream), (message) => {
     if (early !== undefined) early.push(message)
@@ -73,11 +107,7 @@ export async function followStream(store: SessionStore, sessionId: string, after
     return false
   }
   open()
-  raw.once('close', () => {
-    ended = true
-    unsubscribe()
-    clearInterval(keepAlive)
-  })
+  raw.once('close', stop)
   for (const event of missed.events) write(event.id, event.data)
   const queued = early
   early = undefined
@@ -85,6 +115,14 @@ export async function followStream(store: SessionStore, sessionId: string, after
   if (!ended) {
     keepAlive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS)
     keepAlive.unref()
+    // Ask a few times per timeout; any event or answer on the stream's channel counts as life.
+    const probe = { type: 'probe', sessionId, streamId: after.stream }
+    probing = setInterval(() => {
+      if (Date.now() - lastSignOfLife >= options.producerTimeoutMs) void answerForTheProducer()
+      else store.bus.publish(options.probeChannel, probe).catch(() => undefined)
+    }, Math.max(50, options.producerTimeoutMs / 3))
+    probing.unref()
+    store.bus.publish(options.probeChannel, probe).catch(() => undefined)
   }
   return true
 }

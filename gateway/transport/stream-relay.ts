@@ -9,7 +9,14 @@
  *   append(event k+1) ──► log ◄──────────────── replay after k
  *        └──► bus "stream:<session>:<stream>" ──► forward if seq > last written ──► client
  *   finish ──► append end marker ──► bus { end } ──► end the response
+ *
+ * A follower cannot tell a quiet producer from a dead one by waiting, so it asks: a probe on the
+ * route's probe channel, which the producer (whichever worker holds the stream) answers with
+ * { alive } on the stream's channel. After `producer_timeout` without a sign of life the follower
+ * answers the request itself with an error, logged like any event, and ends the stream. The stream id
+ * carries the request id for that (`<tag><seq>.<base64url JSON id>`).
  */
+import type { RequestId } from '../protocol/jsonrpc.ts'
 import type { SessionStore } from '../store/store.ts'
 
 /** The data of the event that marks, in the log, the end of a POST stream (its priming event is empty too, but always first). */
@@ -35,5 +42,27 @@ export async function relayEnd(store: SessionStore, sessionId: string, streamId:
     await store.bus.publish(relayChannel(sessionId, streamId), { type: 'end', id })
   } catch {
     // The store is away; the follower ends when the client gives up or the store comes back.
+  }
+}
+
+/** The bus channel where followers of a route's streams ask whether a producer is still there. */
+export function probeChannel(route: string): string {
+  return `stream-probe:${route}`
+}
+
+/** A POST stream's id: unique per process (`base`), naming the request it answers. */
+export function postStreamId(base: string, requestId: RequestId): string {
+  return `${base}.${Buffer.from(JSON.stringify(requestId)).toString('base64url')}`
+}
+
+/** The request a POST stream answers, read from its id; undefined for other streams. */
+export function requestIdOf(streamId: string): RequestId | undefined {
+  const dot = streamId.lastIndexOf('.')
+  if (dot < 0) return undefined
+  try {
+    const id: unknown = JSON.parse(Buffer.from(streamId.slice(dot + 1), 'base64url').toString('utf8'))
+    return typeof id === 'string' || typeof id === 'number' ? id : undefined
+  } catch {
+    return undefined
   }
 }

@@ -20,7 +20,8 @@ import { parseEventId } from '../store/store.ts'
 import { PostExchange, type ExchangeOptions, type OpenStreams } from './post-exchange.ts'
 import { logRequest, requestStart } from './request-log.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
-import { followStream } from './stream-follower.ts'
+import { followStream, type FollowOptions } from './stream-follower.ts'
+import { probeChannel, relayChannel } from './stream-relay.ts'
 import { statelessPost } from './stateless-post.ts'
 
 const KEEPALIVE_MS = 25_000
@@ -45,6 +46,16 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   const openStreams: OpenStreams = new Map()
   const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, logger }
   const stateless = { endpoint, dispatcher: endpoint.stateless, exchanges: { ...exchanges, resumable: false, era: '2026-07-28' }, replyError }
+  const following: FollowOptions = { probeChannel: probeChannel(route.location), producerTimeoutMs: route.producer_timeout * 1000 }
+
+  // Followers elsewhere ask whether the streams they follow still have a producer: answer for ours.
+  if (route.resumability) {
+    const stopAnswering = store.bus.subscribe(following.probeChannel, (message) => {
+      if (message.type !== 'probe' || !openStreams.has(`${message.sessionId} ${message.streamId}`)) return
+      store.bus.publish(relayChannel(message.sessionId as string, message.streamId as string), { type: 'alive' }).catch(() => undefined)
+    })
+    app.addHook('onClose', async () => stopAnswering())
+  }
 
   /** GET and DELETE belong to sessions; without a session id (and a legacy version) they are 405 (stateless wire). */
   function sessionlessMethodNotAllowed(request: FastifyRequest, reply: FastifyReply): boolean {
@@ -134,7 +145,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     if (record === undefined) return undefined
     switch (incoming.kind) {
       case 'request':
-        return endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, incoming.message.method, started, exchanges))
+        return endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id))
       case 'notification':
         return endpoint.handleNotification(record, incoming.message).then(() => {
           logRequest(logger, started, incoming.message.method, 202, record.id)
@@ -201,7 +212,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
         reply.raw.writeHead(200, sseHeaders(record.id))
         reply.raw.flushHeaders()
       }
-      if (await followStream(store, record.id, lastEventId, reply.raw, open)) return reply
+      if (await followStream(store, record.id, lastEventId, reply.raw, open, following)) return reply
       return replyError(reply, 404, RpcCode.InvalidParams, `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`)
     }
     reply.hijack()

@@ -47,6 +47,7 @@ t.test('defaults land everywhere', async (t) => {
       resumability: true,
       longest_standby: 600,
       read_timeout: 10,
+      producer_timeout: 15,
       allowed_origins: [],
       max_sessions: 10000,
       cache: { ttl_ms: 0, scope: 'private' },
