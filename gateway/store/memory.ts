@@ -132,6 +132,10 @@ export class MemoryStore implements SessionStore {
   }
 
   async append(sessionId: string, stream: string, data: string): Promise<string> {
+    return this.appendNow(sessionId, stream, data)
+  }
+
+  appendNow(sessionId: string, stream: string, data: string): string {
     const entry = this.#live(sessionId)
     const seq = entry === undefined ? 0 : entry.nextSeq++
     const id = eventId(stream, seq)

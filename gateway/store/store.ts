@@ -78,6 +78,8 @@ export interface SessionStore {
   sessionIds(route: string): Promise<string[]>
   /** Appends an event to a stream's log and returns its id, unique within the session and naming the stream. */
   append(sessionId: string, stream: string, data: string): Promise<string>
+  /** `append` without waiting, for a store that keeps the log in this process (memory): the SSE hot path makes no promise. */
+  appendNow?(sessionId: string, stream: string, data: string): string
   /** Events of the stream `afterId` belongs to that came after it, in order; undefined when `afterId` is unknown. */
   replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined>
   readonly bus: Bus

@@ -57,6 +57,8 @@ export class SseChannel {
   /** After a resume: the highest sequence number the replay covered; logged events up to it are not sent again. */
   #horizon = 0
   #chain: Promise<void> = Promise.resolve()
+  /** Steps queued on #chain and not done yet; at 0 an event needing no await is written at once. */
+  #pending = 0
   #finished = false
   readonly #options: ChannelOptions
   #onDetach: (() => void) | undefined
@@ -97,7 +99,7 @@ export class SseChannel {
   resume(raw: ServerResponse, afterId: string, open: () => void, onDetach?: () => void): Promise<boolean> {
     const { store, sessionId } = this.#options
     let found = false
-    this.#chain = this.#chain.then(async () => {
+    return this.#queue(async () => {
       const missed = await store.replay(sessionId, afterId)
       if (missed === undefined) return
       found = true
@@ -110,8 +112,7 @@ export class SseChannel {
         raw.end()
         this.#drop()
       }
-    })
-    return this.#chain.then(() => found)
+    }).then(() => found)
   }
 
   send(data: string): void {
@@ -122,7 +123,7 @@ export class SseChannel {
   /** Writes an event that is already in the log under `id`. */
   sendLogged(data: string, id: string): void {
     if (this.#finished) return
-    this.#chain = this.#chain.then(() => {
+    void this.#queue(() => {
       if ((parseEventId(id)?.seq ?? Infinity) > this.#horizon) this.#write(sseEvent(data, id))
     })
   }
@@ -130,7 +131,7 @@ export class SseChannel {
   /** Ends the stream after what is queued; the connection closes too, and `onDetach` runs. */
   finish(): Promise<void> {
     this.#finished = true
-    return (this.#chain = this.#chain.then(async () => {
+    return this.#queue(async () => {
       // Nobody here carries the stream: mark its end for a client following or resuming it elsewhere.
       if (this.#connection === undefined && this.#options.resumable && this.streamId !== STANDALONE_STREAM) {
         await relayEnd(this.#options.store, this.#options.sessionId, this.streamId)
@@ -138,12 +139,12 @@ export class SseChannel {
       this.#connection?.end()
       // The 'close' listener skips a connection ended here, so stop the keep-alive timer now.
       this.#drop()
-    }))
+    })
   }
 
   /** Closes the connection but not the stream: later events wait in the log for a resuming client. */
   detach(retryMs: number): void {
-    this.#chain = this.#chain.then(() => {
+    void this.#queue(() => {
       this.#connection?.end(`retry: ${retryMs}\n\n`)
       this.#drop()
     })
@@ -156,22 +157,41 @@ export class SseChannel {
 
   #enqueue(data: string, retryMs: number | undefined): void {
     const { store, sessionId, streamId, resumable } = this.#options
+    if (this.#pending === 0) {
+      // Nothing queued ahead of this event, and nothing to wait for: it goes now, no promise made.
+      if (!resumable) return this.#write(sseEvent(data))
+      if (store.appendNow !== undefined) return this.#deliver(store.appendNow(sessionId, streamId, data), data, retryMs)
+    }
     if (!resumable) {
-      this.#chain = this.#chain.then(() => this.#write(sseEvent(data)))
+      void this.#queue(() => this.#write(sseEvent(data)))
       return
     }
-    this.#chain = this.#chain
-      .then(() => store.append(sessionId, streamId, data))
-      .then(
-        (id) => {
-          if (this.#connection !== undefined) this.#write(sseEvent(data, id, retryMs))
-          else relayEvent(store, sessionId, streamId, id, data)
-        },
-        () => {
-          // The log is unreachable: deliver live without an id rather than lose the event.
-          this.#write(sseEvent(data))
-        },
-      )
+    void this.#queue(() =>
+      store.append(sessionId, streamId, data).then(
+        (id) => this.#deliver(id, data, retryMs),
+        // The log is unreachable: deliver live without an id rather than lose the event.
+        () => this.#write(sseEvent(data)),
+      ),
+    )
+  }
+
+  /** An event now in the log: to the connection, or, when none carries the stream here, to the bus for a follower. */
+  #deliver(id: string, data: string, retryMs: number | undefined): void {
+    if (this.#connection !== undefined) this.#write(sseEvent(data, id, retryMs))
+    else relayEvent(this.#options.store, this.#options.sessionId, this.streamId, id, data)
+  }
+
+  /** Runs `step` after everything queued before it, so ids and bytes stay in order. */
+  #queue(step: () => unknown): Promise<void> {
+    this.#pending++
+    this.#chain = this.#chain.then(step).then(
+      () => void this.#pending--,
+      (error: unknown) => {
+        this.#pending--
+        throw error
+      },
+    )
+    return this.#chain
   }
 
   /**

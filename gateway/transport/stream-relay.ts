@@ -14,7 +14,7 @@
  * route's probe channel, which the producer (whichever worker holds the stream) answers with
  * { alive } on the stream's channel. After `producer_timeout` without a sign of life the follower
  * answers the request itself with an error, logged like any event, and ends the stream. The stream id
- * carries the request id for that (`<tag><seq>.<base64url JSON id>`).
+ * carries the request id for that (`<tag><seq>.n<number>` or `.s<base64url string>`).
  */
 import type { RequestId } from '../protocol/jsonrpc.ts'
 import type { SessionStore } from '../store/store.ts'
@@ -50,19 +50,25 @@ export function probeChannel(route: string): string {
   return `stream-probe:${route}`
 }
 
-/** A POST stream's id: unique per process (`base`), naming the request it answers. */
+/** A POST stream's id: unique per process (`base`), naming the request it answers (`n<number>` or `s<base64url>`). */
 export function postStreamId(base: string, requestId: RequestId): string {
-  return `${base}.${Buffer.from(JSON.stringify(requestId)).toString('base64url')}`
+  return typeof requestId === 'number' ? `${base}.n${requestId}` : `${base}.s${Buffer.from(requestId).toString('base64url')}`
 }
 
 /** The request a POST stream answers, read from its id; undefined for other streams. */
 export function requestIdOf(streamId: string): RequestId | undefined {
-  const dot = streamId.lastIndexOf('.')
+  // The base has no dot (a tag and a base-36 number); a number id may (1.5).
+  const dot = streamId.indexOf('.')
   if (dot < 0) return undefined
-  try {
-    const id: unknown = JSON.parse(Buffer.from(streamId.slice(dot + 1), 'base64url').toString('utf8'))
-    return typeof id === 'string' || typeof id === 'number' ? id : undefined
-  } catch {
-    return undefined
+  const encoded = streamId.slice(dot + 2)
+  switch (streamId[dot + 1]) {
+    case 'n': {
+      const id = Number(encoded)
+      return encoded !== '' && Number.isFinite(id) ? id : undefined
+    }
+    case 's':
+      return Buffer.from(encoded, 'base64url').toString('utf8')
+    default:
+      return undefined
   }
 }
