@@ -11,7 +11,7 @@
  * scenarios, each row the median; for noisy machines), BENCH_CONNECTIONS,
  * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `profile`),
  * BENCH_PROFILE=1 or --profile (also take a CPU profile of mcp-edge's hot path; BENCH_PROFILE_SCENARIO
- * picks another mcp-edge scenario than edge-session), BENCH_DEBUG=1 (servers' output on stderr).
+ * picks another scenario, a baseline included), BENCH_DEBUG=1 (servers' output on stderr).
  */
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, statSync } from 'node:fs'
