@@ -25,3 +25,14 @@ t.test('createStore builds a MemoryStore from event_capacity and cache_ttl', asy
   await shortLived.append('s1', 'a', '3')
   t.notOk((await shortLived.replay('s1', old1))?.events.some((event) => event.id === old2), 'cache_ttl 0.05 s dropped the old event')
 })
+
+t.test('the memory store answers the hot path synchronously: peek is the record, appendNow an id in order', async (t) => {
+  const store = new MemoryStore({ eventCapacity: 16, cacheTtl: 600 })
+  t.teardown(() => store.close())
+  await store.create(sessionRecord('s1'), 60_000)
+  t.same(store.peek('s1'), sessionRecord('s1'), 'peek is authoritative here: the record itself')
+  const first = store.appendNow('s1', 'a', 'one')
+  const second = await store.append('s1', 'a', 'two')
+  const third = store.appendNow('s1', 'a', 'three')
+  t.same((await store.replay('s1', first))?.events, [{ id: second, data: 'two' }, { id: third, data: 'three' }], 'appendNow and append share one sequence')
+})

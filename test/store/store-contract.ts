@@ -80,6 +80,20 @@ export function storeContract(t: Test, name: string, makeStore: MakeStore): void
       t.equal(await store.get('s2'), undefined, 'another id stays unknown')
     })
 
+    t.test('peek answers without waiting and is never wrong: the record get would give, or undefined', async (t) => {
+      const store = await fresh(t)
+      t.equal(store.peek('s1'), undefined, 'unknown before create')
+      await store.create(sessionRecord('s1'), HOUR_MS)
+      const peeked = store.peek('s1')
+      if (peeked !== undefined) t.same(peeked, await store.get('s1'), 'a peeked record is the stored one')
+      await store.get('s1')
+      await store.update('s1', { logLevel: 'error' })
+      const afterUpdate = store.peek('s1')
+      if (afterUpdate !== undefined) t.equal(afterUpdate.logLevel, 'error', 'never the record from before an update')
+      await store.delete('s1')
+      t.equal(store.peek('s1'), undefined, 'nothing after delete')
+    })
+
     t.test('a duplicate create rejects and leaves the first record alone', async (t) => {
       const store = await fresh(t)
       await store.create(sessionRecord('s1', '/a'), HOUR_MS)
