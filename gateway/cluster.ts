@@ -16,6 +16,7 @@ import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { pino, type Logger } from 'pino'
 import { isClusterSignal, runWorker, type ClusterSignal } from './cluster-worker.ts'
+import { serveClusterMetrics } from './edge/metrics.ts'
 import type { GatewayConfig } from './config/types.ts'
 import { ClusterStoreHost } from './store/cluster-host.ts'
 import { MemoryStore } from './store/memory.ts'
@@ -73,6 +74,8 @@ function runPrimary(config: GatewayConfig, logger: Logger = pino({ level: config
   if (config.store.type === 'cluster') {
     host = new ClusterStoreHost(new MemoryStore({ eventCapacity: config.store.event_capacity, cacheTtl: config.store.cache_ttl }))
   }
+  // A scrape reaches one worker; it asks here, and the answer covers every worker.
+  if (config.metrics.enabled) serveClusterMetrics()
   let crashes = 0
   let failedStarts = 0
   let stopping = false

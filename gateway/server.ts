@@ -21,6 +21,8 @@ import { idOf } from './protocol/jsonrpc.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { createStore } from './store/create-store.ts'
 import { StoreUnavailableError, type SessionStore } from './store/store.ts'
+import { createMetrics } from './edge/metrics.ts'
+import { openStreamCount } from './transport/sse.ts'
 import { registerStreamableHttp, replyError } from './transport/streamable-http.ts'
 import { registerWebSocket, registerWebSocketSupport } from './transport/websocket.ts'
 
@@ -106,6 +108,12 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   // Before any route: @fastify/websocket must see every route added after it.
   const websockets = await registerWebSocketSupport(app, config.routes, logger)
   const codec = codecFromConfig(config.request_state)
+  const metrics = config.metrics.enabled
+    ? createMetrics({ routes: config.routes.map((route) => route.location), store, openStreams: openStreamCount })
+    : undefined
+  if (metrics !== undefined) {
+    app.get(config.metrics.path, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()))
+  }
   const endpoints = new Map<string, McpEndpoint>()
   for (const route of config.routes) {
     let endpoint: McpEndpoint
@@ -125,7 +133,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     endpoints.set(route.location, endpoint)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
-      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint)
+      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, metrics?.route(route.location))
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets)
     })
   }

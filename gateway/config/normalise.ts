@@ -29,6 +29,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     drain_timeout: doc.drain_timeout,
     request_state: { ...doc.request_state },
     log: { ...doc.log },
+    metrics: { ...doc.metrics },
     routes: doc.routes.map((route) => ({
       ...route,
       handler: path.resolve(folder, route.handler),

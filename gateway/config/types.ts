@@ -78,5 +78,7 @@ export interface GatewayConfig {
   /** Seconds a stopping worker lets requests in flight finish. */
   drain_timeout: number
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' }
+  /** Prometheus metrics at `path` on the gateway's port. */
+  metrics: { enabled: boolean; path: string }
   routes: RouteConfig[]
 }

@@ -183,13 +183,21 @@ function found(value: unknown): string {
   return ` (found ${typeof value} ${shown.length > 60 ? shown.slice(0, 57) + '...' : shown})`
 }
 
-/** Route locations must be unique; the schema cannot say "unique by one property". */
+/** Route locations must be unique, and not the gateway's own paths; the schema cannot say "unique by one property". */
 function duplicateLocations(doc: unknown): FoundProblem[] {
   const routes = isRecord(doc) && Array.isArray(doc.routes) ? doc.routes : []
   const first = new Map<string, number>()
   const problems: FoundProblem[] = []
+  // The gateway's own paths are taken too.
+  const metrics = isRecord(doc) && isRecord(doc.metrics) ? doc.metrics : {}
+  const reserved = new Set(['/healthz', '/readyz'])
+  if (metrics.enabled !== false) reserved.add(typeof metrics.path === 'string' ? metrics.path : '/metrics')
   routes.forEach((route: unknown, i) => {
     if (!isRecord(route) || typeof route.location !== 'string') return
+    if (reserved.has(route.location)) {
+      problems.push({ path: ['routes', i, 'location'], message: `location "${route.location}" is the gateway's own (${[...reserved].join(', ')}); pick another, or move metrics.path` })
+      return
+    }
     const earlier = first.get(route.location)
     if (earlier === undefined) first.set(route.location, i)
     else {

@@ -5,11 +5,10 @@
  * that lost the connection can resume it with GET + Last-Event-ID.
  */
 import type { FastifyReply } from 'fastify'
-import type { Logger } from 'pino'
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
-import { logRequest } from './request-log.ts'
+import type { RequestLog } from './request-log.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
 import { postStreamId } from './stream-relay.ts'
 
@@ -24,7 +23,8 @@ export interface ExchangeOptions {
   store: SessionStore
   resumable: boolean
   openStreams: OpenStreams
-  logger: Logger
+  /** Where each exchange's end is written and counted. */
+  log: RequestLog
   /** Set on the stateless wire, for the log line. */
   era?: string
 }
@@ -44,7 +44,7 @@ export class PostExchange implements RequestSink {
   /** The request answered, named in a resumable stream's id (a follower elsewhere may have to answer it). */
   readonly #requestId: RequestId | undefined
 
-  /** `started` is `requestStart(logger)`: the exchange writes the request's log line when it ends. */
+  /** `started` is `options.log.start()`: the exchange writes the request's log line when it ends. */
   constructor(reply: FastifyReply, sessionId: string | undefined, method: string, started: number, options: ExchangeOptions, requestId?: RequestId) {
     this.#reply = reply
     this.#sessionId = sessionId
@@ -122,7 +122,7 @@ export class PostExchange implements RequestSink {
   }
 
   #log(status: number): void {
-    logRequest(this.#options.logger, this.#started, this.#method, status, this.#sessionId, this.#options.era)
+    this.#options.log.end(this.#started, this.#method, status, this.#sessionId, this.#options.era)
   }
 
   #finish(): void {

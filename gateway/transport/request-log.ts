@@ -1,17 +1,32 @@
 /**
- * The one log line per MCP request (route from the child logger; session, method, status, duration).
- * Costs nothing when `info` is off: the clock is read only when the line will be written.
+ * What happens when an MCP request over HTTP ends: the one log line (route from the child logger;
+ * session, method, status, duration) and the route's metrics. Costs nothing when neither is on: the
+ * clock is read only when something will use it.
  */
 import type { Logger } from 'pino'
+import type { RouteMetrics } from '../edge/metrics.ts'
 
-/** The start time to pass to `logRequest`, or -1 when the line will not be written. */
-export function requestStart(logger: Logger): number {
-  return logger.isLevelEnabled('info') ? performance.now() : -1
-}
+export class RequestLog {
+  readonly #logger: Logger
+  readonly #metrics: RouteMetrics | undefined
 
-/** Writes the request's line; `started` comes from `requestStart`. */
-export function logRequest(logger: Logger, started: number, method: string, status: number, sessionId: string | undefined, era?: string): void {
-  if (started < 0) return
-  const ms = Math.round((performance.now() - started) * 100) / 100
-  logger.info(era === undefined ? { sessionId, method, status, ms } : { method, status, era, ms }, 'mcp request')
+  constructor(logger: Logger, metrics: RouteMetrics | undefined) {
+    this.#logger = logger
+    this.#metrics = metrics
+  }
+
+  /** The start time to pass to `end`, or -1 when nothing will use it. */
+  start(): number {
+    return this.#metrics !== undefined || this.#logger.isLevelEnabled('info') ? performance.now() : -1
+  }
+
+  /** Writes the request's line and records it; `started` comes from `start`. */
+  end(started: number, method: string, status: number, sessionId: string | undefined, era?: string): void {
+    if (started < 0) return
+    const elapsed = performance.now() - started
+    this.#metrics?.observe(method, status, elapsed / 1000)
+    if (!this.#logger.isLevelEnabled('info')) return
+    const ms = Math.round(elapsed * 100) / 100
+    this.#logger.info(era === undefined ? { sessionId, method, status, ms } : { method, status, era, ms }, 'mcp request')
+  }
 }

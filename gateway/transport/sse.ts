@@ -41,6 +41,11 @@ export interface ChannelOptions {
 /** The channels that hold a connection in this process, so a draining worker can let them go. */
 const attached = new Set<SseChannel>()
 
+/** SSE connections this process holds now (for the metrics). */
+export function openStreamCount(): number {
+  return attached.size
+}
+
 /**
  * Ends every SSE connection of this process with a `retry` hint, keeping the streams: their clients
  * reconnect (to another worker) with Last-Event-ID. Used when a worker drains; returns how many.

@@ -15,7 +15,6 @@ import { readEnvelope } from '../protocol/stateless/envelope.ts'
 import { checkParamHeaders, checkRoutingHeaders, headerParams } from '../protocol/stateless/headers.ts'
 import type { ToolEntry } from '../registry/entries.ts'
 import { PostExchange, type ExchangeOptions } from './post-exchange.ts'
-import { requestStart } from './request-log.ts'
 
 export interface StatelessPostOptions {
   endpoint: McpEndpoint
@@ -57,7 +56,7 @@ export function statelessPost(request: FastifyRequest, reply: FastifyReply, inco
     replyError(reply, status, error.code, error.message, message.id, error.data)
     return undefined
   }
-  const exchange = new PostExchange(reply, undefined, message.method, requestStart(endpoint.logger), options.exchanges)
+  const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges)
   return dispatcher.handle(message, envelope, exchange)
 }
 

@@ -18,7 +18,8 @@ import { isSupportedVersion } from '../protocol/versions.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
 import { PostExchange, type ExchangeOptions, type OpenStreams } from './post-exchange.ts'
-import { logRequest, requestStart } from './request-log.ts'
+import { RequestLog } from './request-log.ts'
+import type { RouteMetrics } from '../edge/metrics.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
 import { followStream, type FollowOptions } from './stream-follower.ts'
 import { probeChannel, relayChannel } from './stream-relay.ts'
@@ -40,11 +41,12 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
-export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint): void {
+export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint, metrics?: RouteMetrics): void {
   const { route, store, logger } = endpoint
   const policy = new OriginPolicy(route.allowed_origins)
   const openStreams: OpenStreams = new Map()
-  const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, logger }
+  const log = new RequestLog(logger, metrics)
+  const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, log }
   const stateless = { endpoint, dispatcher: endpoint.stateless, exchanges: { ...exchanges, resumable: false, era: '2026-07-28' }, replyError }
   const following: FollowOptions = { probeChannel: probeChannel(route.location), producerTimeoutMs: route.producer_timeout * 1000 }
 
@@ -120,7 +122,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   // Not an async function: a tools/call whose tool is synchronous is answered before this returns,
   // with no promise made for it. Slower paths return theirs (Fastify routes their rejections).
   app.post(route.location, (request, reply) => {
-    const started = requestStart(logger)
+    const started = log.start()
     let incoming
     try {
       incoming = classify(request.body)
@@ -148,12 +150,12 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
         return endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id))
       case 'notification':
         return endpoint.handleNotification(record, incoming.message).then(() => {
-          logRequest(logger, started, incoming.message.method, 202, record.id)
+          log.end(started, incoming.message.method, 202, record.id)
           reply.code(202).send()
         })
       case 'response':
         endpoint.handleResponse(record, incoming.message)
-        logRequest(logger, started, 'response', 202, record.id)
+        log.end(started, 'response', 202, record.id)
         reply.code(202).send()
         return undefined
     }
@@ -162,7 +164,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   async function initialize(request: JsonRpcRequest, reply: FastifyReply, started: number): Promise<FastifyReply> {
     try {
       const { record, response } = await endpoint.initialize(request)
-      logRequest(logger, started, 'initialize', 200, record.id)
+      log.end(started, 'initialize', 200, record.id)
       return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
     } catch (error) {
       if (error instanceof EdgeError) return replyError(reply, error.status, RpcCode.ServerError, error.message, request.id)

@@ -48,6 +48,25 @@ t.test('a whole session over two workers, request by request alternating', async
   await nonStickySession(t, { balancer, processes: 2 })
 })
 
+t.test('one scrape of /metrics covers both workers: requests summed, the shared session count not', async (t) => {
+  const balancer = await roundRobin(t, [gateway.url])
+  const scrape = async (): Promise<string> => (await fetch(`${balancer.url}/metrics`)).text()
+  const value = (text: string, line: string): number => Number(text.split('\n').find((entry) => entry.startsWith(`${line} `))?.slice(line.length + 1) ?? 0)
+  const calls = 'mcp_edge_requests_total{route="/live",method="tools/call",status="200"}'
+  const sessions = 'mcp_edge_sessions{route="/live"}'
+
+  const before = await scrape()
+  const sessionId = await session(balancer)
+  const pids = new Set<number>()
+  for (let n = 0; n < 6; n++) pids.add(await whoami(balancer, sessionId))
+  t.equal(pids.size, 2, 'the calls reached both workers')
+  for (let n = 0; n < 2; n++) {
+    const after = await scrape() // each scrape reaches the next worker
+    t.equal(value(after, calls) - value(before, calls), 6, 'every call counted once, whichever worker served it and whichever answers the scrape')
+    t.equal(value(after, sessions) - value(before, sessions), 1, 'one new session, not one per worker')
+  }
+})
+
 t.test('a POST stream cut after event k resumes on the other worker with exactly k+1…, in order, once', async (t) => {
   const balancer = await roundRobin(t, [gateway.url])
   const sessionId = await session(balancer)

@@ -31,6 +31,7 @@ t.test('defaults land everywhere', async (t) => {
     drain_timeout: 10,
     request_state: { ttl: 600 },
     log: { level: 'info' },
+    metrics: { enabled: true, path: '/metrics' },
     routes: [{
       location: '/mcp',
       handler: path.join(path.dirname(file), 'echo.ts'),
