@@ -73,8 +73,12 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
    * The session a request names, or undefined with a reply already sent explaining why there is none.
    * Synchronous when the store knows the session without waiting (the hot path); a promise otherwise.
    */
-  function sessionFor(request: FastifyRequest, reply: FastifyReply, id: string | number | null): SessionRecord | undefined | Promise<SessionRecord | undefined> {
-    const sessionId = header(request, 'mcp-session-id')
+  function sessionFor(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    id: string | number | null,
+    sessionId = header(request, 'mcp-session-id'),
+  ): SessionRecord | undefined | Promise<SessionRecord | undefined> {
     if (sessionId === undefined) {
       replyError(reply, 400, RpcCode.ServerError, 'Bad Request: Mcp-Session-Id header is required (initialize first)', id)
       return undefined
@@ -132,12 +136,13 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       return undefined
     }
     const message = incoming.message
-    if (header(request, 'mcp-session-id') === undefined && isStateless(request.body, header(request, 'mcp-protocol-version'))) {
+    const sessionId = header(request, 'mcp-session-id')
+    if (sessionId === undefined && isStateless(request.body, header(request, 'mcp-protocol-version'))) {
       return statelessPost(request, reply, incoming, stateless)
     }
     if (incoming.kind === 'request' && incoming.message.method === 'initialize') return initialize(incoming.message, reply, started)
 
-    const found = sessionFor(request, reply, idOf(message))
+    const found = sessionFor(request, reply, idOf(message), sessionId)
     if (found instanceof Promise) return found.then((record) => serve(record, incoming, reply, started))
     return serve(found, incoming, reply, started)
   })
