@@ -53,10 +53,17 @@ export interface RouteConfig {
 export interface MemoryStoreConfig { type: 'memory'; event_capacity: number; cache_ttl: number }
 /** Sessions held by the node:cluster primary, reached by the workers over IPC. */
 export interface ClusterStoreConfig { type: 'cluster'; event_capacity: number; cache_ttl: number }
-/** Sessions in Redis, for several hosts; `connect_timeout` and `command_timeout` in seconds. */
+/**
+ * Sessions in Redis, for several hosts; `connect_timeout` and `command_timeout` in seconds. Exactly one
+ * of `url` (one server), `sentinels` with `name` (Sentinel) or `cluster` (seed nodes) is set.
+ */
 export interface RedisStoreConfig {
   type: 'redis'
-  url: string
+  url?: string
+  sentinels?: string[]
+  name?: string
+  db?: number
+  cluster?: string[]
   key_prefix: string
   event_capacity: number
   cache_ttl: number

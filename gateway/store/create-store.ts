@@ -31,6 +31,10 @@ export function createStore(config: StoreConfig, options: CreateStoreOptions = {
       const logger = options.logger
       return new RedisStore({
         url: config.url,
+        sentinels: config.sentinels,
+        name: config.name,
+        db: config.db,
+        cluster: config.cluster,
         keyPrefix: config.key_prefix,
         eventCapacity: config.event_capacity,
         cacheTtl: config.cache_ttl,

@@ -1,15 +1,38 @@
 /**
- * Builds the ioredis connections of the Redis store. Secrets and TLS come from the environment, not
- * the config file: REDIS_PASSWORD, REDIS_USERNAME, REDIS_TLS=1 (or a rediss:// url), REDIS_TLS_CA_FILE.
+ * Builds the ioredis connections of the Redis store, for the three ways Redis is deployed:
+ *
+ *   url: redis://host:6379/0          one server (or a managed endpoint that hides its failover)
+ *   sentinels: [host:26379, …], name  Sentinel: ioredis asks the sentinels for the master `name`,
+ *                                     follows +switch-master, and reconnects to the new master
+ *   cluster: [host:7000, …]           Redis Cluster: seed nodes; ioredis learns the slots and follows
+ *                                     MOVED/ASK and failovers (every key of one session shares a slot)
+ *
+ * Secrets and TLS come from the environment, not the config file: REDIS_PASSWORD, REDIS_USERNAME,
+ * REDIS_SENTINEL_PASSWORD, REDIS_TLS=1 (or a rediss:// url), REDIS_TLS_CA_FILE.
  *
  * Every option serves one rule: a request that needs Redis while it is away fails fast (no offline
- * queue, no retries, a command timeout) and the connection comes back by itself (retryStrategy).
+ * queue, no retries, a command timeout) and the connection comes back by itself (retry strategies).
  */
 import { readFileSync } from 'node:fs'
-import { Redis, type RedisOptions } from 'ioredis'
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
 
-export interface RedisConnectionOptions {
-  url: string
+/** A standalone or Sentinel-managed connection, or a Redis Cluster client: the store uses their common commands. */
+export type RedisClient = Redis | Cluster
+
+/** Where Redis is: exactly one of `url`, `sentinels` (with `name`) or `cluster`. */
+export interface RedisEndpoint {
+  url?: string
+  /** Sentinel addresses as `host:port`. */
+  sentinels?: string[]
+  /** The master set name the sentinels monitor. */
+  name?: string
+  /** The database number under Sentinel (a `url` carries its own). */
+  db?: number
+  /** Seed nodes of a Redis Cluster as `host:port`. */
+  cluster?: string[]
+}
+
+export interface RedisConnectionOptions extends RedisEndpoint {
   /** Milliseconds to wait for a TCP connection (and TLS handshake). */
   connectTimeoutMs: number
   /** Milliseconds a command may take before it fails. */
@@ -22,7 +45,22 @@ function reconnectDelay(attempt: number): number {
   return Math.min(100 * 2 ** Math.min(attempt, 5), 2000)
 }
 
-/** The ioredis options for `url` and the environment (exported for tests and `mcp-edge check`). */
+/** `host:port` (IPv6 in brackets) → what ioredis takes. */
+export function parseHostPort(address: string, defaultPort: number): { host: string; port: number } {
+  const match = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(address.trim())
+  if (match === null) throw new Error(`not a host:port address: ${address}`)
+  return { host: match[1]!, port: match[2] === undefined ? defaultPort : Number(match[2]) }
+}
+
+/** Which topology the endpoint names, checked: the config schema allows one, code calling the store may not. */
+export function topologyOf(endpoint: RedisEndpoint): 'standalone' | 'sentinel' | 'cluster' {
+  const given = [endpoint.url, endpoint.sentinels, endpoint.cluster].filter((value) => value !== undefined).length
+  if (given !== 1) throw new Error('the redis store needs exactly one of url, sentinels (with name) or cluster')
+  if (endpoint.sentinels !== undefined && !endpoint.name) throw new Error('the redis store with sentinels needs the master set `name`')
+  return endpoint.cluster !== undefined ? 'cluster' : endpoint.sentinels !== undefined ? 'sentinel' : 'standalone'
+}
+
+/** The ioredis options every connection shares (exported for tests and `mcp-edge check`). */
 export function redisOptions(options: RedisConnectionOptions, role: 'commands' | 'subscriber'): RedisOptions {
   const env = options.env ?? process.env
   const result: RedisOptions = {
@@ -43,7 +81,38 @@ export function redisOptions(options: RedisConnectionOptions, role: 'commands' |
   return result
 }
 
-/** A connection to `options.url` that starts connecting at once. */
-export function connectRedis(options: RedisConnectionOptions, role: 'commands' | 'subscriber'): Redis {
-  return new Redis(options.url, redisOptions(options, role))
+/** A connection (or cluster client) to the endpoint that starts connecting at once. */
+export function connectRedis(options: RedisConnectionOptions, role: 'commands' | 'subscriber'): RedisClient {
+  const common = redisOptions(options, role)
+  switch (topologyOf(options)) {
+    case 'standalone':
+      return new Redis(options.url!, common)
+    case 'sentinel': {
+      const env = options.env ?? process.env
+      return new Redis({
+        ...common,
+        sentinels: options.sentinels!.map((address) => parseHostPort(address, 26379)),
+        name: options.name!,
+        db: options.db ?? 0,
+        ...(env.REDIS_SENTINEL_PASSWORD ? { sentinelPassword: env.REDIS_SENTINEL_PASSWORD } : {}),
+        sentinelRetryStrategy: reconnectDelay,
+        // Hear +switch-master from the sentinels instead of waiting for the old master to fail.
+        failoverDetector: true,
+        // A demoted master answers writes with READONLY: reconnect, which asks the sentinels again.
+        reconnectOnError: (error) => error.message.startsWith('READONLY'),
+      })
+    }
+    case 'cluster': {
+      const { retryStrategy: _retry, enableOfflineQueue: _queue, ...nodeOptions } = common
+      const clusterOptions: ClusterOptions = {
+        redisOptions: nodeOptions,
+        enableOfflineQueue: false,
+        clusterRetryStrategy: reconnectDelay,
+        slotsRefreshTimeout: options.connectTimeoutMs,
+        scaleReads: 'master',
+        ...(nodeOptions.tls !== undefined ? { dnsLookup: (address, callback) => callback(null, address) } : {}),
+      }
+      return new Cluster(options.cluster!.map((address) => parseHostPort(address, 6379)), clusterOptions)
+    }
+  }
 }

@@ -2,10 +2,10 @@
  * The Lua scripts of the Redis store: each store operation is one script, so it is atomic and costs
  * one round trip. Keys (P is the configured `key_prefix`):
  *
- *   P s:<id>     string, the session record, expires after the idle TTL (see redis-codec.ts):
+ *   P s:{<id>}   string, the session record, expires after the idle TTL (see redis-codec.ts):
  *                  [version, last event seq, idle TTL ms, route, initialized 0/1, level, [subscriptions], [hidden]]
  *                  "\n" then the JSON of what never changes (protocol version, client info, ...), opaque here
- *   P e:<id>     list, the event log: "<seq> <ms> <stream> <data>", capped at event_capacity,
+ *   P e:{<id>}   list, the event log: "<seq> <ms> <stream> <data>", capped at event_capacity,
  *                  expires cache_ttl after its last append
  *   P r:<route>  sorted set of the route's sessions, scored by their expiry time (ms)
  *   P i          channel of invalidations: "<version> <id>" (version -1: deleted)
@@ -13,8 +13,9 @@
  *
  * A string, not a hash: a hash with a value over 64 bytes (the client's capabilities) leaves Redis's
  * compact encoding and costs twice the memory. Times come from the Redis server (TIME), so hosts with
- * skewed clocks agree. Scripts that need the route's sorted set build its key from the record; the
- * store therefore targets a standalone Redis (or Sentinel), not Redis Cluster.
+ * skewed clocks agree. A script touches one session's keys only (the `{<id>}` hash tag puts them in
+ * one Redis Cluster slot) or one route index, never both: the store updates the index in a second
+ * step, so the same scripts run on one server, under Sentinel and on Redis Cluster.
  */
 
 const LIB = `local function now()
@@ -40,14 +41,17 @@ local function seal(m, rest)
 end
 `
 
-/** KEYS: s, e, r. ARGV: id, idle TTL ms, record → 1, or 0 when the id exists. */
-const create = `${LIB}
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local ttl = tonumber(ARGV[2])
+/** KEYS: s, e. ARGV: idle TTL ms, record → 1, or 0 when the id exists. */
+const create = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2])
-redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl)
-redis.call('ZADD', KEYS[3], now() + ttl, ARGV[1])
-extend(KEYS[3], ttl)
+redis.call('SET', KEYS[1], ARGV[2], 'PX', tonumber(ARGV[1]))
+return 1`
+
+/** KEYS: r. ARGV: id, idle TTL ms → the route's index holds the session until its expiry. */
+const index = `${LIB}
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now() + ttl, ARGV[1])
+extend(KEYS[1], ttl)
 return 1`
 
 /** KEYS: s. → {pttl, record} or nil. */
@@ -83,27 +87,22 @@ redis.call('SET', KEYS[1], record, 'KEEPTTL')
 redis.call('PUBLISH', ARGV[3], m[1] .. ' ' .. ARGV[4])
 return {redis.call('PTTL', KEYS[1]), record}`
 
-/** KEYS: s. ARGV: key prefix, id → the TTL now granted (ms), or 0 when the session is gone. */
+/** KEYS: s → {the TTL now granted (ms), route}, or nil when the session is gone. */
 const touch = `${LIB}
 local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
+if not raw then return nil end
 local m = open(raw)
-local ttl = m[3]
-redis.call('PEXPIRE', KEYS[1], ttl)
-local index = ARGV[1] .. 'r:' .. m[4]
-redis.call('ZADD', index, now() + ttl, ARGV[2])
-extend(index, ttl)
-return ttl`
+redis.call('PEXPIRE', KEYS[1], m[3])
+return {m[3], m[4]}`
 
-/** KEYS: s, e. ARGV: key prefix, invalidation channel, id → 1, or 0 when there was no session. */
+/** KEYS: s, e. ARGV: invalidation channel, id → the session's route, or nil when there was no session. */
 const remove = `${LIB}
 local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
+if not raw then return nil end
 local m = open(raw)
-redis.call('ZREM', ARGV[1] .. 'r:' .. m[4], ARGV[3])
 redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('PUBLISH', ARGV[2], '-1 ' .. ARGV[3])
-return 1`
+redis.call('PUBLISH', ARGV[1], '-1 ' .. ARGV[2])
+return m[4]`
 
 /** KEYS: r. ARGV: "ids" to list them → the count, or the ids, of live sessions. */
 const members = `${LIB}
@@ -132,7 +131,8 @@ return {m[2], now(), redis.call('LRANGE', KEYS[2], 0, -1)}`
 
 /** Every script with its number of keys, as ioredis `defineCommand` takes them. */
 export const SCRIPTS = {
-  mcpEdgeCreate: { numberOfKeys: 3, lua: create },
+  mcpEdgeCreate: { numberOfKeys: 2, lua: create },
+  mcpEdgeIndex: { numberOfKeys: 1, lua: index },
   mcpEdgeGet: { numberOfKeys: 1, lua: get },
   mcpEdgeUpdate: { numberOfKeys: 1, lua: update },
   mcpEdgeTouch: { numberOfKeys: 1, lua: touch },

@@ -13,17 +13,15 @@
  * (commands never queue), the cache is off (invalidations may be lost), and both connections retry
  * in the background; service resumes when Redis is back.
  */
-import type { Redis } from 'ioredis'
 import { MemoryBus } from './memory.ts'
 import { ALL_VERSIONS, RecordCache, type LoadedRecord } from './record-cache.ts'
 import { decodeLogEntry, decodeRecord, encodeChange, encodeRecord } from './redis-codec.ts'
-import { connectRedis } from './redis-connection.ts'
+import { connectRedis, type RedisClient, type RedisEndpoint } from './redis-connection.ts'
 import { SCRIPTS, type ScriptName } from './redis-scripts.ts'
 import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
 import { eventId, parseEventId, StoreUnavailableError } from './store.ts'
 
-export interface RedisStoreOptions {
-  url: string
+export interface RedisStoreOptions extends RedisEndpoint {
   /** Prepended to every key and channel, so several gateways (or tests) can share one Redis. */
   keyPrefix: string
   /** Most events kept per session for replay. */
@@ -72,8 +70,8 @@ class RedisBus implements Bus {
 
 export class RedisStore implements SessionStore {
   readonly bus: RedisBus
-  readonly #commands: Redis
-  readonly #subscriber: Redis
+  readonly #commands: RedisClient
+  readonly #subscriber: RedisClient
   readonly #cache = new RecordCache(false)
   readonly #prefix: string
   readonly #invalidations: string
@@ -96,6 +94,10 @@ export class RedisStore implements SessionStore {
     this.#onStatus = options.onStatus ?? (() => undefined)
     const connection = {
       url: options.url,
+      sentinels: options.sentinels,
+      name: options.name,
+      db: options.db,
+      cluster: options.cluster,
       connectTimeoutMs: options.connectTimeout * 1000,
       commandTimeoutMs: options.commandTimeout * 1000,
       env: options.env,
@@ -140,8 +142,9 @@ export class RedisStore implements SessionStore {
 
   async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
     const ttl = Math.max(1, Math.round(idleTtlMs))
-    const created = await this.#script('mcpEdgeCreate', this.#key('s', record.id), this.#key('e', record.id), this.#key('r', record.route), record.id, ttl, encodeRecord(record, ttl))
+    const created = await this.#script('mcpEdgeCreate', this.#key('s', record.id), this.#key('e', record.id), ttl, encodeRecord(record, ttl))
     if (created !== 1) throw new Error(`session ${record.id} already exists`)
+    await this.#script('mcpEdgeIndex', this.#key('r', record.route), record.id, ttl)
     this.#cache.put(record.id, { record, version: 0, idleTtlMs: ttl, expiresInMs: ttl })
   }
 
@@ -168,18 +171,23 @@ export class RedisStore implements SessionStore {
   touch(id: string): void {
     const now = Date.now()
     if (!this.#cache.touchDue(id, now)) return
-    this.#script('mcpEdgeTouch', this.#key('s', id), this.#prefix, id).then(
-      (ttl) => {
-        if (Number(ttl) > 0) this.#cache.touched(id, now)
+    // Two steps, since the route's index may live on another cluster node than the session's keys.
+    this.#script('mcpEdgeTouch', this.#key('s', id)).then(
+      (reply) => {
+        if (reply === null) return
+        const [ttl, route] = reply as [number, string]
+        this.#cache.touched(id, now)
+        return this.#script('mcpEdgeIndex', this.#key('r', route), id, ttl)
       },
-      () => undefined, // Redis is away: the request that touched already failed or will; nothing to add.
-    )
+    ).catch(() => undefined) // Redis is away: the request that touched already failed or will; nothing to add.
   }
 
   async delete(id: string): Promise<boolean> {
-    const removed = await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), this.#prefix, this.#invalidations, id)
+    const route = (await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), this.#invalidations, id)) as string | null
     this.#cache.invalidate(id)
-    return removed === 1
+    if (route === null) return false
+    await this.#run(() => this.#commands.zrem(this.#key('r', route), id))
+    return true
   }
 
   async count(route: string): Promise<number> {
@@ -225,8 +233,12 @@ export class RedisStore implements SessionStore {
     this.#subscriber.disconnect()
   }
 
+  /**
+   * A session's record and event log carry its id as a hash tag (`{id}`), so they share a Redis Cluster
+   * slot and one script may touch both; a route's index is a key of its own.
+   */
   #key(kind: 's' | 'e' | 'r', name: string): string {
-    return `${this.#prefix}${kind}:${name}`
+    return kind === 'r' ? `${this.#prefix}r:${name}` : `${this.#prefix}${kind}:{${name}}`
   }
 
   #loaded(id: string, [pttl, raw]: [number, string]): LoadedRecord {
