@@ -1,0 +1,177 @@
+/**
+ * One child process of a stdio upstream: spawned as the leader of its own process group, so that
+ * stopping it stops whatever it started too; stdout framed into bounded lines of JSON; stderr
+ * framed into bounded lines for the gateway's log.
+ *
+ *   spawn (detached: own process group) ─► stdout ─► LineSplitter(max_message_size) ─► JSON.parse ─► onmessage
+ *                                         stderr ─► LineSplitter(2 KiB, truncating) ─► log.info({ upstream, pid, stderr })
+ *   stop ─► end stdin ─► wait ─► SIGTERM to the group ─► wait ─► SIGKILL to the group (until the group is empty)
+ *
+ * A process group outlives its leader when a grandchild keeps running, so every stop, and every
+ * unexpected exit of the leader, signals the whole group until none of it is left.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Logger } from 'pino'
+import sjson from 'secure-json-parse'
+import { LineSplitter } from './stdio-pool-lines.ts'
+
+/** Longest stderr line logged; the rest of a longer line is dropped (`truncated: true`). */
+export const STDERR_LINE_MAX = 2048
+
+/** Groups this process has started and not yet seen empty: killed on the way out, whatever the exit. */
+const liveGroups = new Set<number>()
+let exitHookInstalled = false
+
+function installExitHook(): void {
+  if (exitHookInstalled) return
+  exitHookInstalled = true
+  // A worker that exits without closing its pools (an uncaught exception, process.exit) takes its children along.
+  process.once('exit', () => {
+    for (const group of liveGroups) signalGroup(group, 'SIGKILL')
+  })
+}
+
+/** Sends `signal` to every process of the group; false when the group is empty (or gone). */
+function signalGroup(group: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-group, signal)
+    return true
+  } catch {
+    return false
+  }
+}
+
+export interface ChildSpec {
+  command: string[]
+  env: Record<string, string>
+  cwd: string
+  maxMessageSize: number
+  /** Already carries the upstream's name. */
+  log: Logger
+}
+
+/** A running child: lines in, lines out, and a stop that leaves no process of its group behind. */
+export class StdioChildProcess {
+  readonly pid: number
+  /** One parsed JSON value per stdout line. */
+  onmessage?: (message: unknown) => void
+  /** The leader exited (on its own or because it was stopped). */
+  onexit?: (description: string) => void
+
+  readonly #child: ChildProcess
+  readonly #log: Logger
+  readonly #exited: Promise<void>
+  #running = true
+
+  private constructor(child: ChildProcess, spec: ChildSpec) {
+    this.#child = child
+    this.pid = child.pid!
+    this.#log = spec.log
+    liveGroups.add(this.pid)
+    this.#exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.#running = false
+        // Whatever the leader left in its group goes with it.
+        if (signalGroup(this.pid, 'SIGTERM')) setTimeout(() => this.#reapGroup(), 1000).unref()
+        else liveGroups.delete(this.pid)
+        this.onexit?.(signal === null ? `exited with code ${code}` : `was ended by ${signal}`)
+        resolve()
+      })
+    })
+    const stdout = new LineSplitter({
+      maxBytes: spec.maxMessageSize,
+      headBytes: 200,
+      onLine: (line) => this.#line(line),
+      onOversize: (head, bytes) => this.#log.warn({ pid: this.pid, bytes, head }, 'stdio upstream wrote a line over max_message_size; dropped'),
+    })
+    child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk))
+    const stderr = new LineSplitter({
+      maxBytes: STDERR_LINE_MAX,
+      headBytes: STDERR_LINE_MAX,
+      onLine: (line) => this.#log.info({ pid: this.pid, stderr: line }),
+      onOversize: (head, bytes) => this.#log.info({ pid: this.pid, stderr: head, truncated: true, bytes }),
+    })
+    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk))
+    child.stderr!.once('end', () => stderr.end())
+    // EPIPE after the child died: the exit handler reports that, not the pipe.
+    child.stdin!.on('error', () => undefined)
+  }
+
+  /** Spawns the command in a new process group; rejects when it cannot start (no such file, no permission). */
+  static start(spec: ChildSpec): Promise<StdioChildProcess> {
+    installExitHook()
+    const [program, ...args] = spec.command
+    const child = spawn(program!, args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
+    return new Promise((resolve, reject) => {
+      child.once('spawn', () => {
+        child.removeAllListeners('error')
+        child.on('error', (error) => spec.log.warn({ pid: child.pid, err: error.message }, 'stdio upstream process error'))
+        resolve(new StdioChildProcess(child, spec))
+      })
+      child.once('error', (error) => reject(new Error(`could not start ${program}: ${error.message}`)))
+    })
+  }
+
+  get running(): boolean {
+    return this.#running
+  }
+
+  /** Writes one line to stdin; resolves once the pipe took it, rejects after `timeoutMs` or when stdin is gone. */
+  write(line: string, timeoutMs: number): Promise<void> {
+    const stdin = this.#child.stdin
+    if (!this.#running || stdin === null || stdin.destroyed || stdin.writableEnded) return Promise.reject(new Error('the process is not running'))
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the process did not read its stdin within ${timeoutMs} ms`)), timeoutMs)
+      stdin.write(line, (error) => {
+        clearTimeout(timer)
+        if (error) reject(new Error(`writing to the process failed: ${error.message}`))
+        else resolve()
+      })
+    })
+  }
+
+  /**
+   * Stops the child and everything in its group: stdin ends (a well-behaved server exits), then
+   * SIGTERM, then SIGKILL, `graceMs` apart; resolves when no process of the group is left.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.#child.stdin?.end()
+    if (this.#running) await Promise.race([this.#exited, delay(graceMs)])
+    if (!signalGroup(this.pid, 'SIGTERM')) return this.#gone()
+    const deadline = Date.now() + graceMs
+    while (Date.now() < deadline) {
+      await delay(25)
+      if (!signalGroup(this.pid, 0)) return this.#gone()
+    }
+    this.#log.warn({ pid: this.pid }, 'stdio upstream ignored SIGTERM; killing its process group')
+    signalGroup(this.pid, 'SIGKILL')
+    // Bounded: a zombie still answers signal 0 until whoever adopted it reaps it.
+    for (let waited = 0; waited < graceMs && signalGroup(this.pid, 0); waited += 10) await delay(10)
+    await this.#exited
+    this.#gone()
+  }
+
+  #gone(): void {
+    liveGroups.delete(this.pid)
+  }
+
+  #reapGroup(): void {
+    if (signalGroup(this.pid, 'SIGKILL')) setTimeout(() => this.#reapGroup(), 100).unref()
+    else liveGroups.delete(this.pid)
+  }
+
+  #line(line: string): void {
+    let message: unknown
+    try {
+      message = sjson.parse(line, undefined, { protoAction: 'remove', constructorAction: 'remove' })
+    } catch {
+      this.#log.warn({ pid: this.pid, head: line.slice(0, 200) }, 'stdio upstream wrote a line that is not JSON; dropped')
+      return
+    }
+    this.onmessage?.(message)
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

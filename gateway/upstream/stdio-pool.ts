@@ -1,0 +1,258 @@
+/**
+ * The children of one stdio upstream on one worker, and which session talks to which.
+ *
+ *   isolation: shared     one group; a new session goes to a new child while every child has a
+ *                         session and fewer than pool.max run, else to the least loaded child
+ *   isolation: principal  a group per principal, one child each (pool.max children in all)
+ *   isolation: session    a group per session, one child each, initialized with that session's
+ *                         own initialize (its capabilities); stopped when the session closes
+ *
+ * Children start lazily (pool.min of them stay up in `shared`), are stopped after idle_timeout
+ * without traffic, and a child that crashes, hangs or fails to start makes its group wait before
+ * the next start: 100 ms, doubling to 10 s (reset once a child has run 10 s). Every stop kills the
+ * child's whole process group. The children belong to this worker: a session served by another
+ * worker gets a child from that worker's pool.
+ */
+import type { Logger } from 'pino'
+import { TransportError } from '../client/errors.ts'
+import type { Transport } from '../client/transport.ts'
+import type { Implementation, JsonObject } from '../protocol/mcp-types.ts'
+import { LATEST_STATEFUL_VERSION } from '../protocol/versions.ts'
+import { PoolChild } from './stdio-pool-child.ts'
+import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
+import { StdioPoolTransport, type PoolHost, type StdioPoolKey } from './stdio-pool-transport.ts'
+
+export type { StdioPoolKey } from './stdio-pool-transport.ts'
+
+/** Restart backoff: the wait after the n-th failure in a row is min(initialMs × 2^(n-1), maxMs). */
+export interface StdioBackoff {
+  initialMs: number
+  maxMs: number
+  /** A child that ran this long before it failed starts the count again. */
+  resetMs: number
+}
+
+export interface StdioPoolOptions {
+  log: Logger
+  /** Default: 100 ms doubling to 10 s, reset after 10 s of good run. */
+  backoff?: StdioBackoff
+  /** Milliseconds between closing stdin, SIGTERM and SIGKILL when a child is stopped; default 2000. */
+  graceMs?: number
+  /** Who the pool says it is in the handshakes it makes (`shared`, `principal`). */
+  clientInfo?: Implementation
+}
+
+/** One child as `status()` reports it. */
+export interface StdioChildStatus {
+  pid: number | undefined
+  state: PoolChild['state']
+  sessions: number
+  requestsInFlight: number
+}
+
+interface Group {
+  key: string
+  capacity: number
+  children: PoolChild[]
+  sessions: Set<StdioPoolTransport>
+  /** The handshake its children make; a session's own in `session` isolation. */
+  handshake: JsonObject | undefined
+  failures: number
+  retryAt: number
+  restartTimer?: NodeJS.Timeout
+}
+
+const DEFAULT_BACKOFF: StdioBackoff = { initialMs: 100, maxMs: 10_000, resetMs: 10_000 }
+
+/**
+ * What a shared child is told about its client: every capability a session may have, because a
+ * server→client request is only passed to a session whose own client declared the capability.
+ */
+const SHARED_CAPABILITIES: JsonObject = { roots: { listChanged: true }, sampling: {}, elicitation: { form: {}, url: {} } }
+
+/** The pool of one stdio upstream on this worker; `transportFor` is the seam the proxy uses. */
+export class StdioPool implements PoolHost {
+  readonly name: string
+  readonly config: StdioUpstreamConfig
+  readonly #log: Logger
+  readonly #backoff: StdioBackoff
+  readonly #graceMs: number
+  readonly #clientInfo: Implementation
+  readonly #groups = new Map<string, Group>()
+  #running = 0
+  #nextSession = 0
+  #closed = false
+
+  constructor(config: StdioUpstreamConfig, options: StdioPoolOptions) {
+    this.name = config.name
+    this.config = config
+    this.#log = options.log.child({ upstream: config.name })
+    this.#backoff = options.backoff ?? DEFAULT_BACKOFF
+    this.#graceMs = options.graceMs ?? 2000
+    this.#clientInfo = options.clientInfo ?? { name: 'mcp-edge', version: '0.1.0' }
+  }
+
+  /** A connection for one downstream session; nothing starts until its client sends initialize. */
+  transportFor(key: StdioPoolKey): Transport & StdioPoolTransport {
+    return new StdioPoolTransport(this, key)
+  }
+
+  /** Starts pool.min children now (`shared`), rather than on first use. */
+  async warm(): Promise<void> {
+    if (this.config.isolation !== 'shared') return
+    const group = this.#group('*')
+    while (group.children.length < this.config.pool.min) this.#spawn(group)
+    await Promise.all(group.children.map((child) => child.ready))
+  }
+
+  /** The children running now, for /readyz and tests. */
+  status(): StdioChildStatus[] {
+    const children: StdioChildStatus[] = []
+    for (const group of this.#groups.values()) {
+      for (const child of group.children) children.push({ pid: child.pid, state: child.state, sessions: child.sessions.size, requestsInFlight: child.requestsInFlight })
+    }
+    return children
+  }
+
+  /** Ends every session (their transports close) and stops every child, process groups included. */
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    const stopping: Promise<void>[] = []
+    for (const group of this.#groups.values()) {
+      clearTimeout(group.restartTimer)
+      for (const session of group.sessions) session.end()
+      for (const child of [...group.children]) stopping.push(child.stop('the pool closed'))
+    }
+    this.#groups.clear()
+    await Promise.all(stopping)
+  }
+
+  async acquire(session: StdioPoolTransport, initialize?: JsonObject): Promise<PoolChild> {
+    if (this.#closed) throw new TransportError(`${this.name}: the upstream pool is closed`)
+    const group = this.#groupOf(session)
+    if (initialize !== undefined && this.config.isolation === 'session') group.handshake ??= initialize
+    let child = session.child
+    if (child === undefined || child.state === 'gone') {
+      child = this.#choose(group)
+      child.attach(session)
+      session.child = child
+    }
+    await child.ready
+    return child
+  }
+
+  release(session: StdioPoolTransport): void {
+    session.child?.detach(session)
+    const group = this.#groups.get(this.#groupKey(session))
+    if (group === undefined) return
+    group.sessions.delete(session)
+    if (this.config.isolation === 'session') {
+      for (const child of group.children) void child.stop('the session closed')
+      this.#forget(group)
+    } else if (group.sessions.size === 0 && group.children.length === 0 && group.key !== '*') {
+      this.#forget(group)
+    }
+  }
+
+  #groupKey(session: StdioPoolTransport): string {
+    switch (this.config.isolation) {
+      case 'shared':
+        return '*'
+      case 'principal':
+        return `p:${session.key.principal ?? ''}`
+      case 'session':
+        return `s:${sessionSerial(session, () => ++this.#nextSession)}`
+    }
+  }
+
+  #groupOf(session: StdioPoolTransport): Group {
+    const group = this.#group(this.#groupKey(session))
+    group.sessions.add(session)
+    return group
+  }
+
+  #group(key: string): Group {
+    let group = this.#groups.get(key)
+    if (group === undefined) {
+      const capacity = key === '*' ? this.config.pool.max : 1
+      group = { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0 }
+      this.#groups.set(key, group)
+    }
+    return group
+  }
+
+  #choose(group: Group): PoolChild {
+    const { children } = group
+    const wantsAnother = children.length === 0 || children.every((child) => child.sessions.size > 0)
+    if (wantsAnother && children.length < group.capacity && this.#running < this.config.pool.max) {
+      const waitMs = group.retryAt - Date.now()
+      if (waitMs <= 0) return this.#spawn(group)
+      if (children.length === 0) {
+        throw new TransportError(`${this.name}: the upstream failed ${group.failures} times in a row; next start in ${waitMs} ms`)
+      }
+    }
+    if (children.length === 0) {
+      throw new TransportError(`${this.name}: ${this.#running} children run, which is pool.max (isolation: ${this.config.isolation})`)
+    }
+    let least = children[0]!
+    for (const child of children) if (child.sessions.size < least.sessions.size) least = child
+    return least
+  }
+
+  #spawn(group: Group): PoolChild {
+    const handshake = group.handshake ?? { protocolVersion: LATEST_STATEFUL_VERSION, capabilities: SHARED_CAPABILITIES, clientInfo: this.#clientInfo as unknown as JsonObject }
+    const child = new PoolChild(this.config, handshake, this.#log, this.#graceMs)
+    child.ondeath = (gone, reason, unexpected) => this.#died(group, gone, unexpected)
+    child.onidle = (idle) => this.#idle(group, idle)
+    group.children.push(child)
+    this.#running++
+    return child
+  }
+
+  #died(group: Group, child: PoolChild, unexpected: boolean): void {
+    const index = group.children.indexOf(child)
+    if (index === -1) return
+    group.children.splice(index, 1)
+    this.#running--
+    if (unexpected) {
+      const now = Date.now()
+      if (child.readySince > 0 && now - child.readySince >= this.#backoff.resetMs) group.failures = 0
+      group.failures++
+      const waitMs = Math.min(this.#backoff.initialMs * 2 ** (group.failures - 1), this.#backoff.maxMs)
+      group.retryAt = now + waitMs
+      this.#log.warn({ pid: child.pid, failures: group.failures, retryInMs: waitMs }, 'stdio upstream child failed; restarting with backoff')
+    }
+    if (this.#closed) return
+    if (group.key === '*' && group.children.length < this.config.pool.min) this.#keepMin(group)
+    else if (group.key !== '*' && group.sessions.size === 0 && group.children.length === 0) this.#forget(group)
+  }
+
+  /** pool.min children stay up: a lost one is replaced once its group's backoff allows. */
+  #keepMin(group: Group): void {
+    clearTimeout(group.restartTimer)
+    group.restartTimer = setTimeout(() => {
+      if (this.#closed || group.children.length >= this.config.pool.min) return
+      this.#spawn(group).ready.catch(() => undefined)
+    }, Math.max(group.retryAt - Date.now(), 0)).unref()
+  }
+
+  #idle(group: Group, child: PoolChild): void {
+    if (group.key === '*' && group.children.length <= this.config.pool.min) return child.keepIdle()
+    void child.stop(`idle for ${this.config.pool.idle_timeout} s`)
+  }
+
+  #forget(group: Group): void {
+    clearTimeout(group.restartTimer)
+    this.#groups.delete(group.key)
+  }
+}
+
+const serials = new WeakMap<StdioPoolTransport, number>()
+
+/** `session` isolation: a group per transport, named by a number it keeps for life. */
+function sessionSerial(session: StdioPoolTransport, next: () => number): number {
+  let serial = serials.get(session)
+  if (serial === undefined) serials.set(session, (serial = next()))
+  return serial
+}
