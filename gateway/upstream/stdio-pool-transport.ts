@@ -19,6 +19,8 @@ import type { PoolChild, PoolSession } from './stdio-pool-child.ts'
 /** What a transport needs of its pool. */
 export interface PoolHost {
   readonly name: string
+  /** The session's transport was started: the pool ends it when the pool closes. */
+  opened(session: StdioPoolTransport): void
   /** The child this session's messages go to, started if need be; `initialize` carries the session's own handshake (used in `session` isolation). */
   acquire(session: StdioPoolTransport, initialize?: JsonObject): Promise<PoolChild>
   /** The session is over: it leaves its child (which stops too in `session` isolation). */
@@ -58,6 +60,7 @@ export class StdioPoolTransport implements Transport, PoolSession {
   start(): Promise<void> {
     if (this.#state !== 'new') return Promise.reject(new TransportError('The transport was already started'))
     this.#state = 'open'
+    this.#host.opened(this)
     return Promise.resolve()
   }
 

@@ -79,6 +79,8 @@ export class StdioPool implements PoolHost {
   readonly #graceMs: number
   readonly #clientInfo: Implementation
   readonly #groups = new Map<string, Group>()
+  /** Started transports not yet closed: the pool's close ends them. */
+  readonly #open = new Set<StdioPoolTransport>()
   #running = 0
   #nextSession = 0
   #closed = false
@@ -119,13 +121,19 @@ export class StdioPool implements PoolHost {
     if (this.#closed) return
     this.#closed = true
     const stopping: Promise<void>[] = []
+    for (const session of this.#open) session.end()
+    this.#open.clear()
     for (const group of this.#groups.values()) {
       clearTimeout(group.restartTimer)
-      for (const session of group.sessions) session.end()
       for (const child of [...group.children]) stopping.push(child.stop('the pool closed'))
     }
     this.#groups.clear()
     await Promise.all(stopping)
+  }
+
+  opened(session: StdioPoolTransport): void {
+    if (this.#closed) session.end()
+    else this.#open.add(session)
   }
 
   async acquire(session: StdioPoolTransport, initialize?: JsonObject): Promise<PoolChild> {
@@ -143,6 +151,7 @@ export class StdioPool implements PoolHost {
   }
 
   release(session: StdioPoolTransport): void {
+    this.#open.delete(session)
     session.child?.detach(session)
     const group = this.#groups.get(this.#groupKey(session))
     if (group === undefined) return

@@ -1,5 +1,6 @@
 // Pools of real child processes for the stdio pool's tests: the echo fixture (or any command),
 // a pino log captured in memory, clients over the pool; everything is closed at teardown.
+import { readFileSync } from 'node:fs'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
@@ -49,13 +50,22 @@ export function answer<T = Record<string, unknown>>(result: { content: unknown[]
   return JSON.parse((result.content[0] as { text: string }).text) as T
 }
 
-/** True while a process with this pid exists (signal 0 only asks). */
+/**
+ * True while a process with this pid exists (signal 0 only asks) and is not a zombie: a killed
+ * grandchild is reparented to init, and some inits reap late (about a second here), while the
+ * process is already dead.
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch {
     return false
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return true // no /proc: signal 0 is all there is
   }
 }
 
