@@ -24,7 +24,11 @@ import { StdioChildProcess } from './stdio-pool-process.ts'
 
 /** What the multiplexer needs of a session (the pool's per-session transport). */
 export interface PoolSession {
-  /** The capabilities the session's client declared; server→client requests need the matching one. */
+  /**
+   * The capabilities the session's client declared in its initialize; a server→client request needs
+   * the matching one. Undefined when the session never sent initialize (a client resuming a session
+   * kept as data): its client answers for itself.
+   */
   readonly capabilities: ClientCapabilities | undefined
   /** Requests of this session in flight: the session's id → the child's id. */
   readonly inFlight: Map<RequestId, number>
@@ -288,7 +292,7 @@ export class PoolChild {
     let refusal: string | undefined
     if (session === undefined) refusal = `${request.method} arrived while no session had a request in flight`
     else if (other !== undefined) refusal = `${request.method} arrived while ${this.#busy.size} sessions had requests in flight, so it cannot be told whose it is; isolation: session gives each session its own child`
-    else if (CAPABILITY_OF[request.method] !== undefined && session.capabilities?.[CAPABILITY_OF[request.method]!] === undefined) {
+    else if (CAPABILITY_OF[request.method] !== undefined && session.capabilities !== undefined && session.capabilities[CAPABILITY_OF[request.method]!] === undefined) {
       return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${CAPABILITY_OF[request.method]} capability` } })
     }
     if (refusal !== undefined) {

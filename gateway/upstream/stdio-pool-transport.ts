@@ -31,6 +31,12 @@ export interface PoolHost {
 export interface StdioPoolKey {
   session: string
   principal?: string
+  /**
+   * The params of the session's own initialize, for a client that resumes the session without one
+   * (`McpClient.resume` on another worker): in `session` isolation its child is initialized with
+   * them, and server→client requests check the capabilities they declare.
+   */
+  initialize?: JsonObject
 }
 
 /** One session's connection to a stdio upstream through its pool. */
@@ -50,6 +56,7 @@ export class StdioPoolTransport implements Transport, PoolSession {
   constructor(host: PoolHost, key: StdioPoolKey) {
     this.#host = host
     this.key = key
+    if (key.initialize !== undefined) this.capabilities = (key.initialize.capabilities ?? {}) as ClientCapabilities
   }
 
   /** The pid of the child serving this session now, if any (for logs and tests). */

@@ -139,7 +139,7 @@ export class StdioPool implements PoolHost {
   async acquire(session: StdioPoolTransport, initialize?: JsonObject): Promise<PoolChild> {
     if (this.#closed) throw new TransportError(`${this.name}: the upstream pool is closed`)
     const group = this.#groupOf(session)
-    if (initialize !== undefined && this.config.isolation === 'session') group.handshake ??= initialize
+    if (this.config.isolation === 'session') group.handshake ??= initialize ?? session.key.initialize
     let child = session.child
     if (child === undefined || child.state === 'gone') {
       child = this.#choose(group)

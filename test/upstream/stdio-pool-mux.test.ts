@@ -139,6 +139,24 @@ t.test('session isolation: a child per session, initialized with that client\'s 
   t.equal(pool.status().length, 1)
 })
 
+t.test('session isolation: a session resumed on another worker gets a child with its own handshake', async (t) => {
+  // A second pool is what another worker has: the client there resumes without an initialize.
+  const { pool } = poolFor(t, { isolation: 'session' })
+  const initialize = { protocolVersion: '2025-11-25', capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'downstream', version: '1' } }
+  const transport = pool.transportFor({ session: 'a', initialize })
+  const answers: unknown[] = []
+  transport.onmessage = (message) => void answers.push(message)
+  t.teardown(() => transport.close())
+  await transport.start()
+  await transport.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'stats' } })
+  await eventually(() => answers.length === 1)
+  const [reply] = answers as Array<{ id: number; result: { content: Array<{ text: string }> } }>
+  t.equal(reply!.id, 7, 'answered under the session\'s id')
+  const stats = JSON.parse(reply!.result.content[0]!.text) as { initializes: number; capabilities: unknown }
+  t.same(stats.capabilities, initialize.capabilities, 'the child was initialized with the session\'s own params')
+  t.equal(stats.initializes, 1)
+})
+
 t.test('principal isolation: one child per principal, shared by its sessions', async (t) => {
   const { pool } = poolFor(t, { isolation: 'principal' })
   const pids: number[] = []
