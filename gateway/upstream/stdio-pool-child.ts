@@ -388,6 +388,7 @@ export class PoolChild {
   }
 
   #junk(what: string, value: unknown): void {
+    if (this.#process?.warnings.allow(this.#log, this.pid) === false) return
     this.#log.warn({ pid: this.pid, head: JSON.stringify(value)?.slice(0, 200) }, `stdio upstream sent ${what}; dropped`)
   }
 

@@ -41,6 +41,33 @@ function signalGroup(group: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+/**
+ * How many warnings about one child's bad output reach the log: 20 per minute, then one line
+ * saying how many were left out, so a child that floods stdout with junk cannot flood the log.
+ */
+export class WarnBudget {
+  #windowStart = 0
+  #used = 0
+  #suppressed = 0
+
+  /** True when this warning may be logged; `log` receives the count suppressed before it, once. */
+  allow(log: Logger, pid: number | undefined): boolean {
+    const now = Date.now()
+    if (now - this.#windowStart >= 60_000) {
+      if (this.#suppressed > 0) log.warn({ pid, suppressed: this.#suppressed }, 'stdio upstream: warnings about bad output left out in the last minute')
+      this.#windowStart = now
+      this.#used = 0
+      this.#suppressed = 0
+    }
+    if (this.#used < 20) {
+      this.#used++
+      return true
+    }
+    this.#suppressed++
+    return false
+  }
+}
+
 export interface ChildSpec {
   command: string[]
   env: Record<string, string>
@@ -60,6 +87,8 @@ export class StdioChildProcess {
 
   readonly #child: ChildProcess
   readonly #log: Logger
+  /** Shared with the multiplexer, which warns about messages that parse but make no sense. */
+  readonly warnings = new WarnBudget()
   readonly #exited: Promise<void>
   #running = true
 
@@ -82,7 +111,9 @@ export class StdioChildProcess {
       maxBytes: spec.maxMessageSize,
       headBytes: 200,
       onLine: (line) => this.#line(line),
-      onOversize: (head, bytes) => this.#log.warn({ pid: this.pid, bytes, head }, 'stdio upstream wrote a line over max_message_size; dropped'),
+      onOversize: (head, bytes) => {
+        if (this.warnings.allow(this.#log, this.pid)) this.#log.warn({ pid: this.pid, bytes, head }, 'stdio upstream wrote a line over max_message_size; dropped')
+      },
     })
     child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk))
     const stderr = new LineSplitter({
@@ -93,15 +124,21 @@ export class StdioChildProcess {
     })
     child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk))
     child.stderr!.once('end', () => stderr.end())
-    // EPIPE after the child died: the exit handler reports that, not the pipe.
-    child.stdin!.on('error', () => undefined)
+    // EPIPE after the child died, a pipe torn down: the exit handler reports what matters, and an
+    // unhandled stream error would take the whole gateway down.
+    for (const stream of [child.stdin!, child.stdout!, child.stderr!]) stream.on('error', () => undefined)
   }
 
   /** Spawns the command in a new process group; rejects when it cannot start (no such file, no permission). */
   static start(spec: ChildSpec): Promise<StdioChildProcess> {
     installExitHook()
     const [program, ...args] = spec.command
-    const child = spawn(program!, args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
+    let child: ChildProcess
+    try {
+      child = spawn(program!, args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
+    } catch (error) {
+      return Promise.reject(new Error(`could not start ${program}: ${(error as Error).message}`))
+    }
     return new Promise((resolve, reject) => {
       child.once('spawn', () => {
         child.removeAllListeners('error')
@@ -165,7 +202,7 @@ export class StdioChildProcess {
     try {
       message = sjson.parse(line, undefined, { protoAction: 'remove', constructorAction: 'remove' })
     } catch {
-      this.#log.warn({ pid: this.pid, head: line.slice(0, 200) }, 'stdio upstream wrote a line that is not JSON; dropped')
+      if (this.warnings.allow(this.#log, this.pid)) this.#log.warn({ pid: this.pid, head: line.slice(0, 200) }, 'stdio upstream wrote a line that is not JSON; dropped')
       return
     }
     this.onmessage?.(message)

@@ -130,6 +130,8 @@ t.test('malformed JSON, an oversize line and answers to unknown ids disturb no s
   t.equal(warnings.filter((msg) => msg === 'stdio upstream sent an answer to an unknown id; dropped').length, 3, 'unknown number, unknown string, null id')
   t.ok(warnings.includes('stdio upstream wrote a line over max_message_size; dropped'))
   t.equal(pool.status().length, 1, 'the child keeps running')
+  for (let i = 0; i < 4; i++) await a.callTool('junk', { marker: 'a', oversize: 100 * 1024 })
+  t.equal(logs.filter((line) => line.level === 40).length, 20, 'a flood of junk is logged 20 times a minute, not more')
 })
 
 t.test('stderr lines reach the log with the upstream name, long ones truncated', async (t) => {
