@@ -14,10 +14,29 @@
  *
  * Recording is on every request's path, so it is plain arithmetic on numbers kept per route, method
  * and status (no label hashing, no allocation); the scrape turns them into prom-client metrics.
+ *
+ * Every label value comes from a fixed set, never from the client: `route` is a configured location,
+ * `status` an HTTP status the gateway chose, and `method` one of the MCP methods below, anything else
+ * `other`. A client that invents methods cannot grow the scrape (each unique value would be a series).
  */
 import cluster from 'node:cluster'
 import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { SessionStore } from '../store/store.ts'
+
+/** The `method` label of a request whose method is not one of KNOWN_METHODS. */
+export const OTHER_METHOD = 'other'
+
+/** The methods a client sends (requests and notifications) under their own label; 'response' is a client's answer. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  'initialize', 'ping', 'response',
+  'tools/list', 'tools/call',
+  'prompts/list', 'prompts/get',
+  'resources/list', 'resources/templates/list', 'resources/read', 'resources/subscribe', 'resources/unsubscribe',
+  'completion/complete', 'logging/setLevel',
+  'server/discover', 'subscriptions/listen',
+  'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed',
+  'notifications/elicitation/complete',
+])
 
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
@@ -31,7 +50,7 @@ export interface GatewayMetrics {
 }
 
 export interface RouteMetrics {
-  /** Records one finished request. */
+  /** Records one finished request; a method outside the known set is counted as `other`. */
   observe(method: string, status: number, seconds: number): void
 }
 
@@ -123,10 +142,11 @@ export function createMetrics(options: { routes: readonly string[]; store: Sessi
       tallies.set(location, methods)
       return {
         observe(method, status, seconds) {
-          let tally = methods.get(method)
+          const label = KNOWN_METHODS.has(method) ? method : OTHER_METHOD
+          let tally = methods.get(label)
           if (tally === undefined) {
             tally = { byStatus: new Map(), buckets: new Float64Array(DURATION_BUCKETS.length + 1), count: 0, sumSeconds: 0 }
-            methods.set(method, tally)
+            methods.set(label, tally)
           }
           tally.byStatus.set(status, (tally.byStatus.get(status) ?? 0) + 1)
           let bucket = 0

@@ -58,3 +58,19 @@ t.test('a route cannot take the gateway\'s own paths', async (t) => {
   }
   t.doesNotThrow(() => configFromObject({ metrics: { enabled: false }, routes: [{ ...route, location: '/metrics' }] }, 'gateway.yaml'), 'free again when metrics are off')
 })
+
+t.test('labels come from a fixed set: an invented method is counted as "other", never as a label of its own', async (t) => {
+  const gateway = await gatewayWith(t, [route])
+  const url = `${gateway.url}/live`
+  const sessionId = await rawSession(url)
+  const invented = Array.from({ length: 100 }, (_, i) => `x${i}/${'m'.repeat(4096)}`)
+  for (const [i, method] of invented.entries()) await (await post(url, sessionId, { jsonrpc: '2.0', id: i + 1, method })).text()
+  await (await post(url, sessionId, { jsonrpc: '2.0', method: 'notifications/invented' })).text()
+  await (await post(url, sessionId, { jsonrpc: '2.0', id: 500, method: 'tools/list' })).text()
+  const text = await (await fetch(`${gateway.url}/metrics`)).text()
+  t.notOk(text.includes('mmmm'), 'no invented method in any label')
+  t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="other",status="200"}'), 100, 'the invented requests, as "other"')
+  t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="other",status="202"}'), 1, 'the invented notification, as "other"')
+  t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="tools/list",status="200"}'), 1, 'a known method keeps its name')
+  t.ok(text.length < 64 * 1024, `the scrape stays small (${text.length} bytes)`)
+})
