@@ -39,6 +39,12 @@ export class McpError extends Error {
   }
 }
 
+/**
+ * What a client is told when the session store cannot be reached (HTTP 503, -32000). The backend's own
+ * words ("redis: Command timed out", a host name) go to the log only.
+ */
+export const STORE_UNAVAILABLE_MESSAGE = 'Session store unavailable'
+
 /** Local error codes with the HTTP status they map to when they reach a transport. */
 export const EdgeCode = {
   MCP_EDGE_CONFIG_INVALID: 500,

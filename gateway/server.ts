@@ -12,7 +12,7 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import { pino, type Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from './config/types.ts'
-import { EdgeError, McpError, RpcCode } from './errors.ts'
+import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from './errors.ts'
 import type { Handler } from './index.ts'
 import { loadHandler } from './load-handler.ts'
 import type { McpEndpoint } from './protocol/endpoint.ts'
@@ -86,7 +86,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     if (error instanceof McpError) return replyError(reply, 400, error.code, error.message)
     if (error instanceof StoreUnavailableError) {
       logger.debug({ err: error, reqId: request.id }, 'session store unavailable')
-      return replyError(reply, 503, RpcCode.ServerError, 'Session store unavailable', idOf(request.body))
+      return replyError(reply, error.status, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE, idOf(request.body))
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
-import { EdgeError, McpError, RpcCode } from '../errors.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../errors.ts'
 import type { Registry } from '../registry/registry.ts'
-import type { SessionRecord, SessionStore } from '../store/store.ts'
+import { StoreUnavailableError, type SessionRecord, type SessionStore } from '../store/store.ts'
 import { serverCapabilities, serverInfo } from './capabilities.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import type { ClientRequestOptions, ComponentKind, SessionView } from './context.ts'
@@ -113,7 +113,7 @@ export class McpEndpoint implements ContextHost {
     try {
       outcome = method(this, record, params, ctx)
     } catch (error) {
-      sink.respond(this.#errorResponse(request, record, error))
+      sink.respond(this.#errorResponse(request, record, error), httpStatusOf(error))
       return undefined
     }
     if (!(outcome instanceof Promise)) {
@@ -128,16 +128,18 @@ export class McpEndpoint implements ContextHost {
     const live = this.live.hold(record.id)
     live.inflight.set(request.id, ctx)
     let response: JsonRpcResponse
+    let httpStatus: number | undefined
     try {
       response = resultMessage(request.id, await outcome)
     } catch (error) {
       response = this.#errorResponse(request, record, error)
+      httpStatus = httpStatusOf(error)
     } finally {
       live.inflight.delete(request.id)
       this.live.release(record.id, live)
     }
     if (ctx.cancelled) sink.abandon()
-    else sink.respond(response)
+    else sink.respond(response, httpStatus)
   }
 
   /** The handler of a method this route serves, if any (the stateless dispatcher shares them). */
@@ -323,7 +325,16 @@ export class McpEndpoint implements ContextHost {
 
   #errorResponse(request: JsonRpcRequest, record: SessionRecord, error: unknown): JsonRpcResponse {
     if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
+    if (error instanceof StoreUnavailableError) {
+      this.logger.warn({ err: error, sessionId: record.id, method: request.method }, 'session store unavailable')
+      return errorMessage(request.id, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE)
+    }
     this.logger.error({ err: error, sessionId: record.id, method: request.method }, 'handler failed')
     return errorMessage(request.id, RpcCode.InternalError, 'Internal error')
   }
+}
+
+/** The HTTP status a failure asks for (a store outage: 503, like every other store failure); undefined: the usual. */
+function httpStatusOf(error: unknown): number | undefined {
+  return error instanceof StoreUnavailableError ? EdgeCode.MCP_EDGE_STORE_UNAVAILABLE : undefined
 }

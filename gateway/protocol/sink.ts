@@ -8,8 +8,11 @@ import type { JsonRpcMessage, JsonRpcResponse } from './jsonrpc.ts'
 export interface RequestSink {
   /** Sends a notification or server→client request related to the request, before its response. */
   send(message: JsonRpcMessage): void
-  /** Sends the response and ends the request's stream. */
-  respond(message: JsonRpcResponse): void
+  /**
+   * Sends the response and ends the request's stream. `httpStatus` is a hint for HTTP while nothing
+   * was streamed yet (503 when the store failed); other transports ignore it.
+   */
+  respond(message: JsonRpcResponse, httpStatus?: number): void
   /** Ends the request without a response (it was cancelled). */
   abandon(): void
   /**

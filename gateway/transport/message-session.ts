@@ -15,13 +15,14 @@
  * but requests run concurrently: the queue waits for a request's start, never for its end.
  */
 import type { Logger } from 'pino'
-import { EdgeError, McpError, RpcCode } from '../errors.ts'
+import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.ts'
 import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
 import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
 import { isStatelessMethod, type StatelessSink } from '../protocol/stateless/dispatch.ts'
 import { isStateless, META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'
+import { StoreUnavailableError } from '../store/store.ts'
 
 /** What a session needs from its channel. */
 export interface MessageChannel {
@@ -152,7 +153,7 @@ export class MessageSession {
       record = await endpoint.store.get(this.#sessionId)
     } catch (error) {
       this.#logger.warn({ err: error }, 'session store unavailable')
-      if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.ServerError, 'Session store unavailable: retry later'))
+      if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE))
       return
     }
     if (record === undefined) {
@@ -218,6 +219,18 @@ export class MessageSession {
     if (typeof requestId === 'string' || typeof requestId === 'number') this.#statelessInflight.get(requestId)?.()
   }
 
+  /** The answer to an initialize that failed: the store's outage and the route's limits as -32000, a bug as -32603 (logged). */
+  #initializeError(request: JsonRpcRequest, error: unknown): JsonRpcResponse {
+    if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
+    if (error instanceof StoreUnavailableError) {
+      this.#logger.warn({ err: error, method: 'initialize' }, 'session store unavailable')
+      return errorMessage(request.id, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE)
+    }
+    if (error instanceof EdgeError) return errorMessage(request.id, RpcCode.ServerError, error.message)
+    this.#logger.error({ err: error }, 'initialize failed')
+    return errorMessage(request.id, RpcCode.InternalError, 'Internal error')
+  }
+
   async #initialize(request: JsonRpcRequest): Promise<void> {
     const endpoint = this.#endpoint
     let response: JsonRpcResponse
@@ -235,10 +248,7 @@ export class MessageSession {
       this.#keepAlive.unref()
       response = created.response
     } catch (error) {
-      if (!(error instanceof McpError)) this.#logger.error({ err: error }, 'initialize failed')
-      response = error instanceof McpError
-        ? errorMessage(request.id, error.code, error.message, error.data)
-        : errorMessage(request.id, RpcCode.InternalError, 'Internal error')
+      response = this.#initializeError(request, error)
     }
     this.send(response)
     this.#logger.info({ requestId: request.id, method: 'initialize', outcome: 'result' in response ? 'result' : 'error' }, 'mcp request')

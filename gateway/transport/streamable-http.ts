@@ -9,14 +9,13 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OriginPolicy } from '../edge/origin-check.ts'
-import { EdgeError, McpError, RpcCode } from '../errors.ts'
+import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
 import { classify, errorMessage, idOf, type Incoming, type JsonRpcRequest } from '../protocol/jsonrpc.ts'
 import { isStateless } from '../protocol/stateless/envelope.ts'
 import { isSupportedVersion } from '../protocol/versions.ts'
-import type { SessionRecord } from '../store/store.ts'
-import { parseEventId } from '../store/store.ts'
+import { parseEventId, StoreUnavailableError, type SessionRecord } from '../store/store.ts'
 import { PostExchange, type ExchangeOptions, type OpenStreams } from './post-exchange.ts'
 import { RequestLog } from './request-log.ts'
 import type { RouteMetrics } from '../edge/metrics.ts'
@@ -172,6 +171,10 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       log.end(started, 'initialize', 200, record.id)
       return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
     } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        logger.warn({ err: error, method: 'initialize' }, 'session store unavailable')
+        return replyError(reply, error.status, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE, request.id)
+      }
       if (error instanceof EdgeError) return replyError(reply, error.status, RpcCode.ServerError, error.message, request.id)
       if (!(error instanceof McpError)) throw error
       return replyError(reply, 400, error.code, error.message, request.id)
