@@ -42,8 +42,11 @@ export interface RouteConfig {
   /** Allowed Origin/Host values (`http://host:port`, `host:port` or `host`); loopback only when empty. */
   allowed_origins: string[]
   max_sessions: number
-  /** The WebSocket transport: seconds between pings (a peer that misses a pong is dropped), largest message in bytes. */
-  websocket: { ping_interval: number; max_message_size: number }
+  /**
+   * The WebSocket transport: seconds between pings (a peer that misses a pong is dropped), largest
+   * message in bytes, seconds a connection has to initialize, seconds without a client message before it is closed.
+   */
+  websocket: { ping_interval: number; max_message_size: number; initialize_timeout: number; idle_timeout: number }
   /** Caching hints sent with 2026-07-28 discover, list and read results. */
   cache: { ttl_ms: number; scope: 'public' | 'private' }
   /** Anything the handler wants from the config; reaches it as `server.options`. */

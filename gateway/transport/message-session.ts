@@ -40,6 +40,7 @@ export class MessageSession {
   readonly #statelessInflight = new Map<RequestId, () => void>()
   #logger: Logger
   #sessionId: string | undefined
+  #statelessSeen = false
   #queue: Promise<void> = Promise.resolve()
   #ended = false
   #ending: Promise<void> | undefined
@@ -60,6 +61,11 @@ export class MessageSession {
 
   get logger(): Logger {
     return this.#logger
+  }
+
+  /** True once the client has initialized a session or sent a 2026-07-28 request: it is using the channel. */
+  get opened(): boolean {
+    return this.#sessionId !== undefined || this.#statelessSeen
   }
 
   /** Takes one message as received; never throws, answers bad input with a JSON-RPC error. */
@@ -185,6 +191,7 @@ export class MessageSession {
    * stdio transport of that revision says.
    */
   #stateless(request: JsonRpcRequest): void {
+    this.#statelessSeen = true
     const endpoint = this.#endpoint
     const meta = request.params?._meta as Record<string, unknown> | undefined
     const version = meta?.[META_VERSION]

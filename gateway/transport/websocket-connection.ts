@@ -5,6 +5,7 @@
  *   text frame ─► size ─► MessageSession.receive        binary frame ─► close 1003
  *   MessageSession ─► send ─► backlog over limit? ─► close 1008 (the client is not reading)
  *   every ping interval: no pong since the last ping? ─► terminate
+ *   no initialize within initialize_timeout ─► close 1008; no message for idle_timeout ─► close 1000
  *   closed (either side, any way) ─► session deleted: in-flight requests see their signal fire
  */
 import type { Logger } from 'pino'
@@ -31,6 +32,10 @@ export interface ConnectionLimits {
   maxBuffered: number
   /** Milliseconds between pings; a peer that has not answered the previous one is dropped. */
   pingIntervalMs: number
+  /** Milliseconds a new connection has to initialize (or send a 2026-07-28 request). */
+  initializeTimeoutMs: number
+  /** Milliseconds without a message from the client before the connection is closed. */
+  idleTimeoutMs: number
 }
 
 export class WebSocketConnection {
@@ -42,6 +47,10 @@ export class WebSocketConnection {
   readonly #pinger: NodeJS.Timeout
   #closing = false
   #alive = true
+  /** When the client last sent a message (performance.now()); the watch timer reads it, no timer per message. */
+  #lastMessageAt = performance.now()
+  /** First the initialize deadline, then the idle check, re-armed only when it fires. */
+  #watch: NodeJS.Timeout
 
   constructor(socket: WebSocket, endpoint: McpEndpoint, limits: ConnectionLimits, logger: Logger) {
     this.#socket = socket
@@ -56,11 +65,14 @@ export class WebSocketConnection {
     socket.on('close', (code, reason) => {
       this.#closing = true
       clearInterval(this.#pinger)
+      clearTimeout(this.#watch)
       this.#session.logger.info({ code, reason: reason.toString() }, 'websocket closed')
     })
     this.ended = socketClosed.then(() => this.#session.end())
     this.#pinger = setInterval(() => this.#ping(), limits.pingIntervalMs)
     this.#pinger.unref()
+    this.#watch = setTimeout(() => this.#checkInitialized(), limits.initializeTimeoutMs)
+    this.#watch.unref()
   }
 
   /**
@@ -71,6 +83,7 @@ export class WebSocketConnection {
     if (this.#closing) return
     this.#closing = true
     clearInterval(this.#pinger)
+    clearTimeout(this.#watch)
     this.#session.logger.info({ code, reason }, 'closing websocket')
     this.#socket.close(code, reason)
     setTimeout(() => this.#socket.terminate(), CLOSE_GRACE_MS).unref()
@@ -81,6 +94,19 @@ export class WebSocketConnection {
   shutdown(): Promise<void> {
     this.close(CloseCode.GoingAway, 'the gateway is shutting down')
     return this.ended
+  }
+
+  #checkInitialized(): void {
+    if (this.#session.opened) return this.#checkIdle()
+    this.close(CloseCode.PolicyViolation, `no initialize within ${this.#limits.initializeTimeoutMs / 1000} s`)
+  }
+
+  /** Closes a connection silent for the idle timeout; otherwise sleeps until it could be. */
+  #checkIdle(): void {
+    const left = this.#lastMessageAt + this.#limits.idleTimeoutMs - performance.now()
+    if (left <= 0) return this.close(CloseCode.Normal, `idle for ${this.#limits.idleTimeoutMs / 1000} s`)
+    this.#watch = setTimeout(() => this.#checkIdle(), left)
+    this.#watch.unref()
   }
 
   #ping(): void {
@@ -97,6 +123,7 @@ export class WebSocketConnection {
 
   #onMessage(data: RawData, isBinary: boolean): void {
     if (this.#closing) return
+    this.#lastMessageAt = performance.now()
     if (isBinary) {
       this.close(CloseCode.UnsupportedData, 'binary frames are not supported: send JSON-RPC as text')
       return

@@ -111,6 +111,8 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     maxMessageSize: route.websocket.max_message_size,
     maxBuffered: BACKLOG_MESSAGES * route.websocket.max_message_size,
     pingIntervalMs: route.websocket.ping_interval * 1000,
+    initializeTimeoutMs: route.websocket.initialize_timeout * 1000,
+    idleTimeoutMs: route.websocket.idle_timeout * 1000,
   }
   const connectionLogger = logger.child({ transport: 'websocket' })
 
