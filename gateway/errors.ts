@@ -62,6 +62,8 @@ export const EdgeCode = {
   MCP_EDGE_CLIENT_CAPABILITY_MISSING: 400,
   MCP_EDGE_CLIENT_TIMEOUT: 504,
   MCP_EDGE_REQUEST_CANCELLED: 499,
+  /** A session holds `max_followers` resumed streams on this worker already. */
+  MCP_EDGE_TOO_MANY_FOLLOWERS: 429,
 } as const
 export type EdgeCodeName = keyof typeof EdgeCode
 

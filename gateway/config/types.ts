@@ -42,6 +42,8 @@ export interface RouteConfig {
   /** Allowed Origin/Host values (`http://host:port`, `host:port` or `host`); loopback only when empty. */
   allowed_origins: string[]
   max_sessions: number
+  /** Resumed request streams (GET + Last-Event-ID) one session may hold open on one worker. */
+  max_followers: number
   /**
    * The WebSocket transport: seconds between pings (a peer that misses a pong is dropped), largest
    * message in bytes, seconds a connection has to initialize, seconds without a client message before it is closed.

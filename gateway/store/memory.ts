@@ -152,10 +152,13 @@ export class MemoryStore implements SessionStore {
     if (after === undefined || entry === undefined || after.seq >= entry.nextSeq) return undefined
     this.#trim(entry, Date.now())
     const events: StoredEvent[] = []
+    let known = false
     for (const event of entry.events) {
-      if (event.stream === after.stream && event.seq > after.seq) events.push({ id: event.id, data: event.data })
+      if (event.stream !== after.stream) continue
+      known = true
+      if (event.seq > after.seq) events.push({ id: event.id, data: event.data })
     }
-    return { stream: after.stream, events }
+    return known ? { stream: after.stream, events } : undefined
   }
 
   /** The session's idle TTL and the milliseconds left before it expires unless touched (the cluster primary tells workers, for their caches). */

@@ -211,13 +211,15 @@ export class RedisStore implements SessionStore {
     const [last, now, entries] = reply
     if (after.seq > Number(last)) return undefined
     const events: StoredEvent[] = []
+    let known = false
     for (const raw of entries) {
       const entry = decodeLogEntry(raw)
-      if (entry === undefined || entry.stream !== after.stream || entry.seq <= after.seq) continue
+      if (entry === undefined || entry.stream !== after.stream) continue
       if (Number(now) - entry.at > this.#eventTtlMs) continue
-      events.push({ id: entry.id, data: entry.data })
+      known = true
+      if (entry.seq > after.seq) events.push({ id: entry.id, data: entry.data })
     }
-    return { stream: after.stream, events }
+    return known ? { stream: after.stream, events } : undefined
   }
 
   async ready(): Promise<boolean> {

@@ -80,7 +80,11 @@ export interface SessionStore {
   append(sessionId: string, stream: string, data: string): Promise<string>
   /** `append` without waiting, for a store that keeps the log in this process (memory): the SSE hot path makes no promise. */
   appendNow?(sessionId: string, stream: string, data: string): string
-  /** Events of the stream `afterId` belongs to that came after it, in order; undefined when `afterId` is unknown. */
+  /**
+   * Events of the stream `afterId` belongs to that came after it, in order; undefined when `afterId` is
+   * unknown: malformed, never issued, or naming a stream of which the log holds no event (invented, or
+   * expired), so a client cannot follow a stream that does not exist.
+   */
   replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined>
   readonly bus: Bus
   /** Reports whether the store can serve requests (for /readyz). */

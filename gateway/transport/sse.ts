@@ -81,6 +81,9 @@ export class SseChannel {
 
   /** Takes over `raw` (headers already written) and, when resumable, writes the priming event. */
   attach(raw: ServerResponse, onDetach?: () => void): void {
+    // A client that resumed again: the connection it left is ended, not kept open unwritten.
+    const superseded = this.#connection
+    if (superseded !== undefined && superseded !== raw) superseded.end()
     this.#connection = raw
     this.#onDetach = onDetach
     attached.add(this)

@@ -20,6 +20,7 @@ import { PostExchange, type ExchangeOptions, type OpenStreams } from './post-exc
 import { RequestLog } from './request-log.ts'
 import type { RouteMetrics } from '../edge/metrics.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
+import { FollowerLimit } from './follower-limit.ts'
 import { followStream, type FollowOptions } from './stream-follower.ts'
 import { probeChannel, relayChannel } from './stream-relay.ts'
 import { statelessPost } from './stateless-post.ts'
@@ -48,6 +49,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, log }
   const stateless = { endpoint, dispatcher: endpoint.stateless, exchanges: { ...exchanges, resumable: false, era: '2026-07-28' }, replyError }
   const following: FollowOptions = { probeChannel: probeChannel(route.location), producerTimeoutMs: route.producer_timeout * 1000 }
+  const followers = new FollowerLimit(route.max_followers)
 
   // Followers elsewhere ask whether the streams they follow still have a producer: answer for ours.
   if (route.resumability) {
@@ -204,18 +206,21 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     return reply
   })
 
-  /** Replays what the client missed on the stream its last event id names, then follows it live. */
+  /**
+   * Replays what the client missed on the stream its last event id names, then follows it live. The
+   * standalone stream has one place per session (409 beyond it); a request's stream counts against
+   * `max_followers` (429 beyond it). An id naming a stream the log does not hold is refused at once.
+   */
   async function resume(record: SessionRecord, lastEventId: string, reply: FastifyReply): Promise<FastifyReply> {
     const streamId = parseEventId(lastEventId)?.stream
     if (streamId === undefined) return replyError(reply, 400, RpcCode.InvalidParams, `Malformed Last-Event-ID ${lastEventId}`)
-    let channel = openStreams.get(`${record.id} ${streamId}`)
-    let onDetach: (() => void) | undefined
-    if (streamId === STANDALONE_STREAM) {
-      channel = new SseChannel({ store, sessionId: record.id, streamId, resumable: true })
-      const outlet = standaloneOutlet(channel)
-      if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
-      onDetach = keepAlive(channel, record.id, () => endpoint.closeOutlet(record.id, outlet))
-    } else if (channel === undefined) {
+    if (streamId === STANDALONE_STREAM) return resumeStandalone(record, lastEventId, reply)
+    if (!followers.enter(record.id, reply.raw)) {
+      const error = new EdgeError('MCP_EDGE_TOO_MANY_FOLLOWERS', `Too many resumed streams on this session (max_followers ${followers.max}); close one first`)
+      return replyError(reply, error.status, RpcCode.ServerError, error.message)
+    }
+    const channel = openStreams.get(`${record.id} ${streamId}`)
+    if (channel === undefined) {
       // The stream lives on another worker (or host), or it ended: replay the log, then follow the bus.
       const open = (): void => {
         reply.hijack()
@@ -223,7 +228,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
         reply.raw.flushHeaders()
       }
       if (await followStream(store, record.id, lastEventId, reply.raw, open, following)) return reply
-      return replyError(reply, 404, RpcCode.InvalidParams, `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`)
+      return unknownEventId(reply, lastEventId)
     }
     reply.hijack()
     const raw = reply.raw
@@ -231,12 +236,43 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       raw.writeHead(200, sseHeaders(record.id))
       raw.flushHeaders() // when nothing was missed, no event follows soon
     }
-    if (!(await channel.resume(raw, lastEventId, open, onDetach))) {
-      onDetach?.()
-      const body = JSON.stringify(errorMessage(null, RpcCode.InvalidParams, `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`))
+    if (!(await channel.resume(raw, lastEventId, open))) {
+      const body = JSON.stringify(errorMessage(null, RpcCode.InvalidParams, unknownEventIdMessage(lastEventId)))
       raw.writeHead(404, { 'content-type': 'application/json' }).end(body)
     }
     return reply
+  }
+
+  /**
+   * The session's standalone stream, resumed: its missed events, then live. When the log holds none of
+   * its events (they expired while nobody listened) the stream starts afresh: it is the session's own,
+   * so it exists as long as the session does.
+   */
+  async function resumeStandalone(record: SessionRecord, lastEventId: string, reply: FastifyReply): Promise<FastifyReply> {
+    const channel = new SseChannel({ store, sessionId: record.id, streamId: STANDALONE_STREAM, resumable: true })
+    const outlet = standaloneOutlet(channel)
+    if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
+    const onDetach = keepAlive(channel, record.id, () => endpoint.closeOutlet(record.id, outlet))
+    reply.hijack()
+    const raw = reply.raw
+    const open = (): void => {
+      raw.writeHead(200, sseHeaders(record.id))
+      raw.flushHeaders()
+    }
+    if (!(await channel.resume(raw, lastEventId, open, onDetach))) {
+      open()
+      channel.attach(raw, onDetach)
+      channel.prime()
+    }
+    return reply
+  }
+
+  function unknownEventIdMessage(lastEventId: string): string {
+    return `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`
+  }
+
+  function unknownEventId(reply: FastifyReply, lastEventId: string): FastifyReply {
+    return replyError(reply, 404, RpcCode.InvalidParams, unknownEventIdMessage(lastEventId))
   }
 
   function standaloneOutlet(channel: SseChannel): SessionOutlet {

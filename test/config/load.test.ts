@@ -51,6 +51,7 @@ t.test('defaults land everywhere', async (t) => {
       producer_timeout: 15,
       allowed_origins: [],
       max_sessions: 10000,
+      max_followers: 16,
       cache: { ttl_ms: 0, scope: 'private' },
       websocket: { ping_interval: 30, max_message_size: 4194304, initialize_timeout: 10, idle_timeout: 600 },
       options: {},

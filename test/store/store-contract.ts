@@ -241,6 +241,7 @@ export function storeContract(t: Test, name: string, makeStore: MakeStore): void
       t.equal(await store.replay('s1', 'a/999999'), undefined, 'never issued')
       t.equal(await store.replay('nobody', a1), undefined, 'unknown session')
       t.equal(await store.replay('s2', a1), undefined, 'issued to another session')
+      t.equal(await store.replay('s1', 'invented/0'), undefined, 'a stream the log never held (its number issued)')
     })
 
     t.test('capacity bound: only the newest event_capacity events are kept', async (t) => {
