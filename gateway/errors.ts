@@ -64,6 +64,14 @@ export const EdgeCode = {
   MCP_EDGE_REQUEST_CANCELLED: 499,
   /** A session holds `max_followers` resumed streams on this worker already. */
   MCP_EDGE_TOO_MANY_FOLLOWERS: 429,
+  /** More connections from one client address than `connections.max_per_address`. */
+  MCP_EDGE_TOO_MANY_CONNECTIONS: 429,
+  /** A request whose headers or body did not arrive in time (`connections.header_timeout`, `body_timeout`). */
+  MCP_EDGE_REQUEST_TIMEOUT: 408,
+  /** Request headers over Node's limit. */
+  MCP_EDGE_HEADERS_TOO_LARGE: 431,
+  /** Bytes that are not HTTP/1.1. */
+  MCP_EDGE_MALFORMED_HTTP: 400,
 } as const
 export type EdgeCodeName = keyof typeof EdgeCode
 

@@ -21,6 +21,7 @@ import { idOf } from './protocol/jsonrpc.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { createStore } from './store/create-store.ts'
 import { StoreUnavailableError, type SessionStore } from './store/store.ts'
+import { capConnections, clientErrorHandler, serverTimeouts } from './edge/connection-guard.ts'
 import { createMetrics } from './edge/metrics.ts'
 import { openStreamCount } from './transport/sse.ts'
 import { registerStreamableHttp, replyError } from './transport/streamable-http.ts'
@@ -73,7 +74,11 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     return503OnClosing: true,
     // SSE streams are ended by the endpoints before the app closes; what is left is cut, not awaited.
     forceCloseConnections: true,
+    // Slow clients (headers or a body that never arrive) are cut by the server's own sweep.
+    ...serverTimeouts(config.connections),
+    clientErrorHandler: clientErrorHandler(logger),
   })
+  capConnections(app.server, config.connections, logger)
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     try {

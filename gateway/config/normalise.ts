@@ -26,6 +26,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     workers: doc.workers,
     store: store(doc.store, doc.workers),
     body_limit: doc.body_limit,
+    connections: { ...doc.connections },
     drain_timeout: doc.drain_timeout,
     request_state: { ...doc.request_state },
     log: { ...doc.log },

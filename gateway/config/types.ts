@@ -77,6 +77,16 @@ export interface RedisStoreConfig {
 }
 export type StoreConfig = MemoryStoreConfig | ClusterStoreConfig | RedisStoreConfig
 
+/** Bounds on the HTTP server's connections (seconds; 0 for `max_per_address` switches the cap off). */
+export interface ConnectionsConfig {
+  /** Seconds from a request's first byte to its complete headers. */
+  header_timeout: number
+  /** Seconds more for its complete body. */
+  body_timeout: number
+  /** Open connections from one client address. */
+  max_per_address: number
+}
+
 export interface GatewayConfig {
   /** Absolute path of the file this was loaded from (`<embedded>` for a config built in code). */
   file: string
@@ -87,6 +97,7 @@ export interface GatewayConfig {
   request_state: { key?: string; ttl: number }
   /** Largest accepted request body, in bytes. */
   body_limit: number
+  connections: ConnectionsConfig
   /** Seconds a stopping worker lets requests in flight finish. */
   drain_timeout: number
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' }

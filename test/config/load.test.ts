@@ -28,6 +28,7 @@ t.test('defaults land everywhere', async (t) => {
     workers: 1,
     store: { type: 'memory', event_capacity: 1024, cache_ttl: 90 },
     body_limit: 4194304,
+    connections: { header_timeout: 60, body_timeout: 60, max_per_address: 1024 },
     drain_timeout: 10,
     request_state: { ttl: 600 },
     log: { level: 'info' },
