@@ -7,6 +7,9 @@ import { fixture, gatewayWith } from '../e2e/harness.ts'
 import { post, rawSession } from '../e2e/sse-reader.ts'
 import { eventually } from '../fixtures/waiting.ts'
 
+// Timing under a loaded CI machine: the deadlines are short, the waits around them generous.
+t.setTimeout(90_000)
+
 const route = { location: '/live', handler: fixture('live'), server: { name: 'live', version: '1.0.0' } }
 const fast = { connections: { header_timeout: 0.4, body_timeout: 0.4 } }
 
@@ -73,20 +76,20 @@ t.test('a request received whole is never cut: a tool slower than both timeouts 
 })
 
 t.test('over max_per_address: 429 at once; the gateway keeps serving other clients during the attack', async (t) => {
-  const gateway = await gatewayWith(t, [route], { connections: { header_timeout: 1, body_timeout: 1, max_per_address: 100 } })
+  const gateway = await gatewayWith(t, [route], { connections: { header_timeout: 1, body_timeout: 1, max_per_address: 50 } })
   const url = `${gateway.url}/live`
-  // The attacker: 300 connections from 127.0.0.2, each with complete headers and a body that never comes.
+  // The attacker: 150 connections from 127.0.0.2, each with complete headers and a body that never comes.
   const head = 'POST /live HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n'
-  const attack = await Promise.all(Array.from({ length: 300 }, () => rawConnection(t, gateway.url, '127.0.0.2')))
+  const attack = await Promise.all(Array.from({ length: 150 }, () => rawConnection(t, gateway.url, '127.0.0.2')))
   const refusedNow = () => attack.filter((raw) => raw.received().startsWith('HTTP/1.1 429 '))
-  await eventually(() => refusedNow().length >= 200, 5000).catch(() => undefined)
+  await eventually(() => refusedNow().length >= 100, 5000).catch(() => undefined)
   await new Promise((resolve) => setTimeout(resolve, 100))
   const refused = refusedNow()
-  t.equal(refused.length, 200, `all but 100 refused with 429, before they sent a byte (${refused.length})`)
+  t.equal(refused.length, 100, `all but 50 refused with 429, before they sent a byte (${refused.length})`)
   for (const raw of attack) if (raw.received() === '') raw.socket.write(head)
   jsonRpcErrorOf(t, refused[0]!.received(), 429)
   const open = await new Promise<number>((resolve, reject) => gateway.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))))
-  t.ok(open <= 101, `the server holds ${open} connections`)
+  t.ok(open <= 51, `the server holds ${open} connections`)
 
   // A real client from 127.0.0.1, meanwhile.
   const sessionId = await rawSession(url)

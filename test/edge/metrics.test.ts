@@ -64,7 +64,9 @@ t.test('labels come from a fixed set: an invented method is counted as "other", 
   const url = `${gateway.url}/live`
   const sessionId = await rawSession(url)
   const invented = Array.from({ length: 100 }, (_, i) => `x${i}/${'m'.repeat(4096)}`)
-  for (const [i, method] of invented.entries()) await (await post(url, sessionId, { jsonrpc: '2.0', id: i + 1, method })).text()
+  for (let batch = 0; batch < invented.length; batch += 25) {
+    await Promise.all(invented.slice(batch, batch + 25).map(async (method, i) => (await post(url, sessionId, { jsonrpc: '2.0', id: batch + i + 1, method })).text()))
+  }
   await (await post(url, sessionId, { jsonrpc: '2.0', method: 'notifications/invented' })).text()
   await (await post(url, sessionId, { jsonrpc: '2.0', id: 500, method: 'tools/list' })).text()
   const text = await (await fetch(`${gateway.url}/metrics`)).text()
