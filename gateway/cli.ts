@@ -8,16 +8,15 @@
  */
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
-import { needsPrimary, startCluster } from './cluster.ts'
-import { drainGateway } from './cluster-worker.ts'
+import { needsPrimary, startCluster } from './server/cluster.ts'
+import { drainGateway } from './server/cluster-worker.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
 import type { GatewayConfig } from './config/types.ts'
-import { loadHandler } from './load-handler.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
-import { buildEndpoint } from './route-endpoint.ts'
-import { loadHandlers, startGateway } from './server.ts'
+import { buildEndpoint } from './server/route-endpoint.ts'
+import { loadHandlers, startGateway } from './server/server.ts'
+import { serveRouteOverStdio, StdioStartError } from './server/stdio.ts'
 import { MemoryStore } from './store/memory.ts'
-import { serveStdio } from './transport/stdio.ts'
 
 const USAGE = `usage: mcp-edge <command> [--config FILE] [--route LOCATION]
 
@@ -132,9 +131,6 @@ async function start(file: string): Promise<number> {
   return EXIT_OK
 }
 
-/** How long a stopping stdio server waits for cancelled requests before exiting anyway. */
-const STOP_GRACE_MS = 1500
-
 async function stdio(file: string, location: string | undefined): Promise<number> {
   const config = await readConfig(file)
   if (config === undefined) return EXIT_INVALID
@@ -145,30 +141,12 @@ async function stdio(file: string, location: string | undefined): Promise<number
     process.stderr.write(location === undefined ? `stdio: --route is required (routes: ${known})\n` : `stdio: no route ${location} (routes: ${known})\n`)
     return EXIT_USAGE
   }
-  // stdout carries JSON-RPC only: logs, and whatever handler modules print, go to stderr.
-  console.log = console.info = console.debug = console.error
-  const logger = pino({ level: config.log.level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: true }))
-  // One session in one process: nothing to share with other workers, and nothing to replay.
-  const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
-  let endpoint
   try {
-    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state))
+    await serveRouteOverStdio(config, route)
   } catch (error) {
-    process.stderr.write(`mcp-edge: cannot serve ${route.location}: ${(error as Error).message}\n`)
-    await store.close()
+    if (!(error instanceof StdioStartError)) throw error
+    process.stderr.write(`mcp-edge: ${error.message}\n`)
     return EXIT_INVALID
   }
-  const server = serveStdio(endpoint, { input: process.stdin, output: process.stdout, maxMessageSize: config.body_limit, logger: endpoint.logger })
-  const stop = (signal: string): void => {
-    server.stop(signal)
-    setTimeout(() => process.exit(EXIT_OK), STOP_GRACE_MS).unref()
-  }
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  process.once('SIGINT', () => stop('SIGINT'))
-  await server.done
-  endpoint.close()
-  await store.close()
-  // Whatever a handler module left running (timers, sockets) must not keep the process alive.
-  setTimeout(() => process.exit(), STOP_GRACE_MS).unref()
   return EXIT_OK
 }

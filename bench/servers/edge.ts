@@ -4,7 +4,7 @@
  * PORT overrides `listen.port`; SIGTERM closes the gateway and exits cleanly (so --cpu-prof writes).
  */
 import { configFromObject } from '../../gateway/config/load.ts'
-import { startGateway } from '../../gateway/server.ts'
+import { startGateway } from '../../gateway/server/server.ts'
 
 const config = configFromObject(JSON.parse(process.env.BENCH_EDGE_CONFIG ?? '{}'), '<bench>')
 if (process.env.PORT !== undefined) config.listen.port = Number(process.env.PORT)

@@ -10,7 +10,7 @@
  * Failures are typed (errors.ts): RpcError (the server said no), TransportError, TimeoutError,
  * CancelledError, ProtocolError.
  */
-import { McpError, RpcCode } from '../errors.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
 import type {
   CallToolResult,
   ClientCapabilities,
@@ -22,8 +22,8 @@ import type {
   ReadResourceResult,
   Root,
   ServerCapabilities,
-} from '../protocol/mcp-types.ts'
-import { LATEST_STATEFUL_VERSION, isSupportedVersion } from '../protocol/versions.ts'
+} from '../wire/mcp-types.ts'
+import { LATEST_STATEFUL_VERSION, isSupportedVersion } from '../wire/versions.ts'
 import { ProtocolError } from './errors.ts'
 import { Protocol, type RequestOptions } from './protocol.ts'
 import type { Transport } from './transport.ts'

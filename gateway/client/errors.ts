@@ -9,8 +9,8 @@
  *
  * Local errors carry a stable `MCP_EDGE_CLIENT_*` code; `RpcError` carries the server's numeric code.
  */
-import { McpError } from '../errors.ts'
-import type { RequestId } from '../protocol/jsonrpc.ts'
+import { McpError } from '../wire/errors.ts'
+import type { RequestId } from '../wire/jsonrpc.ts'
 
 /** Stable codes of the client's local errors. */
 export const ClientErrorCode = {

@@ -32,5 +32,5 @@ export type {
   Root,
   SamplingMessage,
   ServerCapabilities,
-} from '../protocol/mcp-types.ts'
-export type { JsonRpcMessage, RequestId } from '../protocol/jsonrpc.ts'
+} from '../wire/mcp-types.ts'
+export type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'

@@ -10,10 +10,10 @@
  *                                                  │            request  → handler → response
  *                                                  │            notification → handler
  */
-import { McpError, RpcCode } from '../errors.ts'
-import type { ClientRequestOptions } from '../protocol/context.ts'
-import { classify, errorMessage, resultMessage, type JsonRpcMessage, type JsonRpcRequest, type RequestId } from '../protocol/jsonrpc.ts'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
+import type { ClientRequestOptions } from '../registry/context.ts'
+import { classify, errorMessage, resultMessage, type JsonRpcMessage, type JsonRpcRequest, type RequestId } from '../wire/jsonrpc.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError } from './errors.ts'
 import type { Transport } from './transport.ts'
 

@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable } from 'node:stream'
-import type { JsonRpcMessage, RequestId } from '../protocol/jsonrpc.ts'
+import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import type { Transport } from './transport.ts'
 

@@ -13,7 +13,7 @@
  * every later request. A request's stream is dropped when the client cancels that request.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { JsonRpcMessage, RequestId } from '../protocol/jsonrpc.ts'
+import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import { readSse } from './sse-parser.ts'
 import type { Transport } from './transport.ts'

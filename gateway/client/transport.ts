@@ -8,7 +8,7 @@
  *
  * Implementations: `streamable-http.ts`, `websocket.ts`, `stdio.ts`.
  */
-import type { JsonRpcMessage } from '../protocol/jsonrpc.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 
 export interface Transport {
   /** Opens the connection (spawns the process, opens the socket); HTTP has nothing to open. Rejects with TransportError. */

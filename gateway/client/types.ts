@@ -1,7 +1,7 @@
 /**
  * The client API's own shapes: what the server's requests carry to the callbacks, the event
  * handlers, and the options of initialize. Wire shapes shared with the server side come from
- * `protocol/mcp-types.ts` and `registry/descriptors.ts`.
+ * `wire/mcp-types.ts` and `registry/descriptors.ts`.
  */
 import type {
   ClientCapabilities,
@@ -15,7 +15,7 @@ import type {
   Root,
   SamplingMessage,
   ServerCapabilities,
-} from '../protocol/mcp-types.ts'
+} from '../wire/mcp-types.ts'
 import type { IncomingRequestExtra } from './protocol.ts'
 
 export type { ToolDescriptor, PromptDescriptor, PromptArgumentDescriptor, ResourceDescriptor, ResourceTemplateDescriptor } from '../registry/descriptors.ts'

@@ -5,7 +5,7 @@
  * WebSocket, hence the `ws` package.
  */
 import WebSocket from 'ws'
-import type { JsonRpcMessage } from '../protocol/jsonrpc.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import type { Transport } from './transport.ts'
 

@@ -2,7 +2,7 @@
  * What goes wrong in a configuration file, with where: every problem found in one load is
  * collected into one `ConfigError`, so a user fixes them all in one pass.
  */
-import { EdgeError } from '../errors.ts'
+import { EdgeError } from '../wire/errors.ts'
 import type { DocPath } from './doc-path.ts'
 
 /** One problem in a config file; `line`/`column` are 1-based and absent for configs built in code. */

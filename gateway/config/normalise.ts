@@ -3,7 +3,7 @@
  * are expanded here, so nothing downstream has to know about them.
  */
 import path from 'node:path'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import type { CapabilitiesConfig, GatewayConfig, RouteConfig, StoreConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }

@@ -2,7 +2,7 @@
  * The validated, defaulted configuration. `load.ts` turns a YAML file into this; everything after
  * it trusts these shapes. Durations are in seconds as in the YAML; paths are absolute.
  */
-import type { Icon, JsonObject } from '../protocol/mcp-types.ts'
+import type { Icon, JsonObject } from '../wire/mcp-types.ts'
 
 export type TransportName = 'streamable_http' | 'websocket'
 

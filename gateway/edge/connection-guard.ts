@@ -19,8 +19,8 @@ import type { Server, ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import type { ConnectionsConfig } from '../config/types.ts'
-import { EdgeCode, RpcCode } from '../errors.ts'
-import { errorMessage } from '../protocol/jsonrpc.ts'
+import { EdgeCode, RpcCode } from '../wire/errors.ts'
+import { errorMessage } from '../wire/jsonrpc.ts'
 
 /** The options the HTTP server is created with (Fastify's `http` and `requestTimeout`). */
 export function serverTimeouts(config: ConnectionsConfig): { http: ServerOptions; requestTimeout: number } {

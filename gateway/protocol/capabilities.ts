@@ -1,6 +1,6 @@
 /** The server capabilities and identity a route declares, built once from its config. */
 import type { RouteConfig } from '../config/types.ts'
-import type { Implementation, JsonObject, ServerCapabilities } from './mcp-types.ts'
+import type { Implementation, JsonObject, ServerCapabilities } from '../wire/mcp-types.ts'
 
 /** The `capabilities` object of the InitializeResult. */
 export function serverCapabilities(route: RouteConfig): ServerCapabilities {

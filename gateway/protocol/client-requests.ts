@@ -3,10 +3,10 @@
  * for the client's answer, shared by a request's `ctx` (asking on the request's stream) and a
  * session view (asking on the session's standalone stream, outside any request).
  */
-import { EdgeError } from '../errors.ts'
-import type { ClientRequestOptions, UrlElicitation } from './context.ts'
-import type { JsonRpcMessage } from './jsonrpc.ts'
-import { notification } from './jsonrpc.ts'
+import { EdgeError } from '../wire/errors.ts'
+import type { ClientRequestOptions, UrlElicitation } from '../registry/context.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
+import { notification } from '../wire/jsonrpc.ts'
 import type { AwaitingAnswer } from './live-sessions.ts'
 import type {
   ClientCapabilities,
@@ -16,7 +16,7 @@ import type {
   ElicitResult,
   JsonObject,
   Root,
-} from './mcp-types.ts'
+} from '../wire/mcp-types.ts'
 
 /** Sends a request to the client and resolves with its answer. */
 export type Ask = (method: string, params: JsonObject | undefined, options?: ClientRequestOptions) => Promise<unknown>

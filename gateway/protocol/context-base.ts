@@ -2,11 +2,11 @@
  * What every request's `ctx` shares, whichever wire it came on: the lazily made AbortSignal, the
  * cancellation that fires it, progress and log notifications on the request's own stream.
  */
-import type { RequestId } from './jsonrpc.ts'
-import { notification } from './jsonrpc.ts'
+import type { RequestId } from '../wire/jsonrpc.ts'
+import { notification } from '../wire/jsonrpc.ts'
 import type { InFlight } from './live-sessions.ts'
-import type { JsonObject, LogLevel } from './mcp-types.ts'
-import { LOG_LEVELS } from './mcp-types.ts'
+import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
+import { LOG_LEVELS } from '../wire/mcp-types.ts'
 import type { RequestSink } from './sink.ts'
 
 const levelRank = new Map<string, number>(LOG_LEVELS.map((level, rank) => [level, rank]))

@@ -4,7 +4,7 @@
  * (the GET stream). Entries exist only while there is something to hold, so an idle session costs
  * nothing here.
  */
-import type { RequestId } from './jsonrpc.ts'
+import type { RequestId } from '../wire/jsonrpc.ts'
 import type { SessionOutlet } from './sink.ts'
 
 /** A request this worker is serving; cancel() is what notifications/cancelled triggers. */

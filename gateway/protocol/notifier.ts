@@ -11,12 +11,12 @@
  */
 import type { Logger } from 'pino'
 import type { Bus, BusMessage, SessionStore } from '../store/store.ts'
-import type { JsonRpcMessage, JsonRpcResponse, RequestId } from './jsonrpc.ts'
-import { notification } from './jsonrpc.ts'
+import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
+import { notification } from '../wire/jsonrpc.ts'
 import type { LiveSessions } from './live-sessions.ts'
 import { STANDALONE_STREAM } from './sink.ts'
 import { ListenRegistry } from './stateless/listen.ts'
-import type { LogLevel } from './mcp-types.ts'
+import type { LogLevel } from '../wire/mcp-types.ts'
 import { levelPasses } from './request-context.ts'
 
 const workerTag = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`

@@ -3,10 +3,10 @@
  * created when a handler reads `signal`, and nothing is registered beyond the in-flight entry that
  * lets notifications/cancelled find the request.
  */
-import { EdgeError } from '../errors.ts'
-import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from './context.ts'
-import type { RequestId } from './jsonrpc.ts'
-import { notification } from './jsonrpc.ts'
+import { EdgeError } from '../wire/errors.ts'
+import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../registry/context.ts'
+import type { RequestId } from '../wire/jsonrpc.ts'
+import { notification } from '../wire/jsonrpc.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import { ContextBase } from './context-base.ts'
 import type { LiveSessions } from './live-sessions.ts'
@@ -19,7 +19,7 @@ import type {
   LogLevel,
   Root,
   SamplingMessage,
-} from './mcp-types.ts'
+} from '../wire/mcp-types.ts'
 import type { RequestSink } from './sink.ts'
 
 import type { SessionRecord } from '../store/store.ts'

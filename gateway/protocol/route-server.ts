@@ -1,8 +1,8 @@
 /** The `RouteServer` a handler module receives: the route's registry plus its sessions. */
 import type { Component, Prompt, Resource, ResourceTemplate, Tool } from '../registry/components.ts'
 import type { McpEndpoint } from './endpoint.ts'
-import type { JsonObject, LogLevel } from './mcp-types.ts'
-import type { RouteEvent, RouteEventListener, RouteServer } from './route-server-api.ts'
+import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
+import type { RouteEvent, RouteEventListener, RouteServer } from '../registry/route-server-api.ts'
 
 export class RouteServerImpl implements RouteServer {
   readonly location: string

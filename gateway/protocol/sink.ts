@@ -3,7 +3,7 @@
  * belongs to the request (notifications, server→client requests, the response). Each transport
  * implements it: HTTP answers JSON until something is sent before the response, then switches to SSE.
  */
-import type { JsonRpcMessage, JsonRpcResponse } from './jsonrpc.ts'
+import type { JsonRpcMessage, JsonRpcResponse } from '../wire/jsonrpc.ts'
 
 export interface RequestSink {
   /** Sends a notification or server→client request related to the request, before its response. */

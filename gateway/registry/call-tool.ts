@@ -14,9 +14,9 @@
  *              ▼
  *   validateOutput (when an outputSchema is declared) ─✗─► isError "Tool output did not match its outputSchema: …"
  */
-import { McpError } from '../errors.ts'
-import type { RequestContext } from '../protocol/context.ts'
-import type { CallToolResult, ContentBlock, JsonObject } from '../protocol/mcp-types.ts'
+import { McpError } from '../wire/errors.ts'
+import type { RequestContext } from './context.ts'
+import type { CallToolResult, ContentBlock, JsonObject } from '../wire/mcp-types.ts'
 import { isRecord } from './component-checks.ts'
 import { ToolError } from './components.ts'
 import type { ToolEntry } from './entries.ts'

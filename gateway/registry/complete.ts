@@ -3,9 +3,9 @@
  * callback declared for the argument, and clamp the answer to the 100 values MCP allows per response.
  * An argument without a completion callback completes to nothing rather than failing.
  */
-import { McpError, RpcCode } from '../errors.ts'
-import type { RequestContext } from '../protocol/context.ts'
-import type { CompletionResult } from '../protocol/mcp-types.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
+import type { RequestContext } from './context.ts'
+import type { CompletionResult } from '../wire/mcp-types.ts'
 import type { CompletionCallback } from './components.ts'
 import { isRecord } from './component-checks.ts'
 import type { Registry } from './registry.ts'

@@ -4,7 +4,7 @@
  * Handler modules are plain JavaScript at run time, so nothing here trusts the static types.
  */
 import type { ToolAnnotations } from './components.ts'
-import type { Annotations } from '../protocol/mcp-types.ts'
+import type { Annotations } from '../wire/mcp-types.ts'
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/

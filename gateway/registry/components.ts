@@ -3,7 +3,7 @@
  * factory that makes them. A component is plain data plus a callback; the registry validates and
  * indexes it, the protocol layer calls it.
  */
-import type { RequestContext } from '../protocol/context.ts'
+import type { RequestContext } from './context.ts'
 import type {
   Annotations,
   CallToolResult,
@@ -14,7 +14,7 @@ import type {
   JsonObject,
   PromptMessage,
   ResourceContents,
-} from '../protocol/mcp-types.ts'
+} from '../wire/mcp-types.ts'
 
 type MaybePromise<T> = T | Promise<T>
 

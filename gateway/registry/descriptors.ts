@@ -4,7 +4,7 @@
  * undefined are left out, so a descriptor serialises exactly as the handler author wrote it.
  */
 import type { Prompt, Resource, ResourceTemplate, Tool, ToolAnnotations } from './components.ts'
-import type { Annotations, Icon, JsonObject } from '../protocol/mcp-types.ts'
+import type { Annotations, Icon, JsonObject } from '../wire/mcp-types.ts'
 
 /** A tool as `tools/list` sends it. */
 export interface ToolDescriptor {

@@ -3,9 +3,9 @@
  * its return value into a GetPromptResult. Unlike a tool, a failing prompt is a JSON-RPC error: bad
  * arguments are InvalidParams here, and whatever the callback throws propagates to the protocol layer.
  */
-import { McpError, RpcCode } from '../errors.ts'
-import type { RequestContext } from '../protocol/context.ts'
-import type { GetPromptResult, PromptMessage } from '../protocol/mcp-types.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
+import type { RequestContext } from './context.ts'
+import type { GetPromptResult, PromptMessage } from '../wire/mcp-types.ts'
 import { isRecord } from './component-checks.ts'
 import type { PromptEntry } from './entries.ts'
 

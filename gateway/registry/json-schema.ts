@@ -6,7 +6,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import formats from 'ajv-formats'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 
 export type { ValidateFunction } from 'ajv'
 

@@ -6,7 +6,7 @@
  * unchanged registry allocates nothing. A session that hides some of the list's components gets
  * pages built for it on each call (hidden sets are per session and rare).
  */
-import { McpError, RpcCode } from '../errors.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
 
 /** One page of a list: `{tools: [...], nextCursor?}` and so on. Shared and frozen: copy before adding keys. */
 export type Page<F extends string, D> = { readonly [K in F]: readonly D[] } & { readonly nextCursor?: string }

@@ -4,9 +4,9 @@
  * `mimeType`. "Not found" (no match, or a callback returning undefined/null) is its own error,
  * -32002 with `data.uri`, distinct from a callback that throws (which propagates).
  */
-import { McpError, RpcCode } from '../errors.ts'
-import type { RequestContext } from '../protocol/context.ts'
-import type { ReadResourceResult, ResourceContents } from '../protocol/mcp-types.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
+import type { RequestContext } from './context.ts'
+import type { ReadResourceResult, ResourceContents } from '../wire/mcp-types.ts'
 import { isRecord } from './component-checks.ts'
 import type { Registry } from './registry.ts'
 

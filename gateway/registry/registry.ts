@@ -6,7 +6,7 @@
  *                                                                             ├─► Pager (cached pages) ──► list*
  *                                                                             └─► onChange listeners (once per list per call)
  */
-import type { ComponentKind } from '../protocol/context.ts'
+import type { ComponentKind } from './context.ts'
 import type { Component, Prompt, Resource, ResourceTemplate, Tool } from './components.ts'
 import type { PromptDescriptor, ResourceDescriptor, ResourceTemplateDescriptor, ToolDescriptor } from './descriptors.ts'
 import { toEntry, type Entry, type PromptEntry, type ResourceEntry, type TemplateEntry, type ToolEntry } from './entries.ts'

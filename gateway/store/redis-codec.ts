@@ -6,7 +6,7 @@
  *   [version,lastSeq,idleTtlMs,"route",initialized,"level"|null,[subscriptions],[hidden]]
  *   [protocolVersion,clientInfo|null,clientCapabilities,principal|null,createdAt]
  */
-import type { LogLevel } from '../protocol/mcp-types.ts'
+import type { LogLevel } from '../wire/mcp-types.ts'
 import type { SessionChange, SessionRecord, StoredEvent } from './store.ts'
 import { eventId } from './store.ts'
 

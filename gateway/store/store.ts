@@ -6,8 +6,8 @@
  * Only data lives here. What a worker holds for a session while serving it (open streams, requests
  * in flight, server→client requests awaiting an answer) is local and lives in protocol/live-sessions.ts.
  */
-import { EdgeError } from '../errors.ts'
-import type { ClientCapabilities, Implementation, LogLevel } from '../protocol/mcp-types.ts'
+import { EdgeError } from '../wire/errors.ts'
+import type { ClientCapabilities, Implementation, LogLevel } from '../wire/mcp-types.ts'
 
 /** Everything a worker needs to serve any request of a session. Small: it is read on every request. */
 export interface SessionRecord {

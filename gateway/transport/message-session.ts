@@ -15,10 +15,10 @@
  * but requests run concurrently: the queue waits for a request's start, never for its end.
  */
 import type { Logger } from 'pino'
-import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../errors.ts'
+import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.ts'
-import { classify, errorMessage, idOf } from '../protocol/jsonrpc.ts'
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
+import { classify, errorMessage, idOf } from '../wire/jsonrpc.ts'
 import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
 import { isStatelessMethod, type StatelessSink } from '../protocol/stateless/dispatch.ts'
 import { isStateless, META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'

@@ -5,7 +5,7 @@
  * that lost the connection can resume it with GET + Last-Event-ID.
  */
 import type { FastifyReply } from 'fastify'
-import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.ts'
+import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
 import type { RequestLog } from './request-log.ts'

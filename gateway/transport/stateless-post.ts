@@ -5,10 +5,10 @@
  * the response is the cancellation.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { McpError, RpcCode } from '../errors.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import type { Incoming } from '../protocol/jsonrpc.ts'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import type { Incoming } from '../wire/jsonrpc.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import type { StatelessDispatcher } from '../protocol/stateless/dispatch.ts'
 import { isStatelessMethod } from '../protocol/stateless/dispatch.ts'
 import { readEnvelope } from '../protocol/stateless/envelope.ts'

@@ -12,9 +12,9 @@
  */
 import type { Logger } from 'pino'
 import type { Readable, Writable } from 'node:stream'
-import { RpcCode } from '../errors.ts'
+import { RpcCode } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import { errorMessage } from '../protocol/jsonrpc.ts'
+import { errorMessage } from '../wire/jsonrpc.ts'
 import { MessageSession } from './message-session.ts'
 
 const NEWLINE = 0x0a

@@ -8,8 +8,8 @@
  * error, logs it like any event, and ends the stream, so the client never waits forever.
  */
 import type { ServerResponse } from 'node:http'
-import { RpcCode } from '../errors.ts'
-import { errorMessage } from '../protocol/jsonrpc.ts'
+import { RpcCode } from '../wire/errors.ts'
+import { errorMessage } from '../wire/jsonrpc.ts'
 import type { BusMessage, SessionStore } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
 import { sseEvent } from './sse.ts'

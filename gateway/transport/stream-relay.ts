@@ -16,7 +16,7 @@
  * answers the request itself with an error, logged like any event, and ends the stream. The stream id
  * carries the request id for that (`<tag><seq>.n<number>` or `.s<base64url string>`).
  */
-import type { RequestId } from '../protocol/jsonrpc.ts'
+import type { RequestId } from '../wire/jsonrpc.ts'
 import type { SessionStore } from '../store/store.ts'
 
 /** The data of the event that marks, in the log, the end of a POST stream (its priming event is empty too, but always first). */

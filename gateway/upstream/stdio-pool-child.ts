@@ -16,9 +16,9 @@
  * that handshake. It is pinged (a child that stops answering is replaced) and stopped when idle.
  */
 import type { Logger } from 'pino'
-import { RpcCode } from '../errors.ts'
-import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from '../protocol/jsonrpc.ts'
-import type { ClientCapabilities, JsonObject } from '../protocol/mcp-types.ts'
+import { RpcCode } from '../wire/errors.ts'
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.ts'
+import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
 

@@ -12,8 +12,8 @@
  */
 import { TransportError } from '../client/errors.ts'
 import type { Transport } from '../client/transport.ts'
-import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../protocol/jsonrpc.ts'
-import type { ClientCapabilities, JsonObject } from '../protocol/mcp-types.ts'
+import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../wire/jsonrpc.ts'
+import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
 import type { PoolChild, PoolSession } from './stdio-pool-child.ts'
 
 /** What a transport needs of its pool. */

@@ -1,6 +1,6 @@
 // Every error the client throws: its class, its stable code, and what it carries.
 import t from 'tap'
-import { McpError } from '../../gateway/errors.ts'
+import { McpError } from '../../gateway/wire/errors.ts'
 import { CancelledError, ClientErrorCode, ProtocolError, RpcError, TimeoutError, TransportError } from '../../gateway/client/index.ts'
 
 t.test('every local error has a stable MCP_EDGE_CLIENT_* code', async (t) => {

@@ -1,7 +1,7 @@
 // Gateways on loopback and clients connected to them, for the client's tests; everything closes at teardown.
 import { fileURLToPath } from 'node:url'
 import { configFromObject } from '../../gateway/config/load.ts'
-import { startGateway, type Gateway } from '../../gateway/server.ts'
+import { startGateway, type Gateway } from '../../gateway/server/server.ts'
 import { McpClient, StreamableHttpTransport, type InitializeOptions, type StreamableHttpOptions } from '../../gateway/client/index.ts'
 
 export const e2eFixture = (name: string): string => fileURLToPath(new URL(`../e2e/fixtures/${name}.ts`, import.meta.url))

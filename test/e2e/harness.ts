@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import { fileURLToPath } from 'node:url'
 import { configFromObject } from '../../gateway/config/load.ts'
-import { startGateway, type Gateway } from '../../gateway/server.ts'
+import { startGateway, type Gateway } from '../../gateway/server/server.ts'
 
 export const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url))
 

@@ -3,7 +3,7 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client'
 import t from 'tap'
 import { DEFAULT_CONFIG_FILE, loadConfig } from '../../gateway/config/load.ts'
-import { startGateway } from '../../gateway/server.ts'
+import { startGateway } from '../../gateway/server/server.ts'
 import { connect, fixture, gatewayWith } from './harness.ts'
 
 interface Closer { teardown(fn: () => unknown): void }

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import t from 'tap'
 import { DEFAULT_CONFIG_FILE, loadConfig } from '../../gateway/config/load.ts'
-import { startGateway } from '../../gateway/server.ts'
+import { startGateway } from '../../gateway/server/server.ts'
 
 const config = await loadConfig(DEFAULT_CONFIG_FILE)
 config.listen = { host: '127.0.0.1', port: 0 }

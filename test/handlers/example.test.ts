@@ -13,7 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
 import { DEFAULT_CONFIG_FILE, loadConfig } from '../../gateway/config/load.ts'
-import { startGateway, type Gateway } from '../../gateway/server.ts'
+import { startGateway, type Gateway } from '../../gateway/server/server.ts'
 import { connect } from '../e2e/harness.ts'
 import { eventually } from '../fixtures/waiting.ts'
 

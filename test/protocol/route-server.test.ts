@@ -4,7 +4,7 @@ import t from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { defineHandler, type RouteServer } from '../../gateway/index.ts'
 import { RequestStateCodec } from '../../gateway/protocol/stateless/request-state.ts'
-import { buildEndpoint } from '../../gateway/route-endpoint.ts'
+import { buildEndpoint } from '../../gateway/server/route-endpoint.ts'
 import { MemoryStore } from '../../gateway/store/memory.ts'
 import { fixture } from '../e2e/harness.ts'
 

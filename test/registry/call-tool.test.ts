@@ -1,7 +1,7 @@
 import t from 'tap'
-import { McpError, RpcCode } from '../../gateway/errors.ts'
+import { McpError, RpcCode } from '../../gateway/wire/errors.ts'
 import { mcp, ToolError, type ToolCallback, type ToolOptions } from '../../gateway/registry/components.ts'
-import { callTool } from '../../gateway/registry/invoke.ts'
+import { callTool } from '../../gateway/registry/call-tool.ts'
 import { Registry } from '../../gateway/registry/registry.ts'
 import { fakeContext } from './fake-context.ts'
 

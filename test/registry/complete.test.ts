@@ -1,7 +1,7 @@
 import t from 'tap'
-import { RpcCode } from '../../gateway/errors.ts'
+import { RpcCode } from '../../gateway/wire/errors.ts'
 import { mcp } from '../../gateway/registry/components.ts'
-import { complete } from '../../gateway/registry/invoke.ts'
+import { complete } from '../../gateway/registry/complete.ts'
 import { Registry } from '../../gateway/registry/registry.ts'
 import { fakeContext } from './fake-context.ts'
 

@@ -2,7 +2,7 @@
  * A minimal RequestContext for unit tests of the registry: enough for callbacks to see `_meta`,
  * the abort signal and the session id; anything that would reach a client throws.
  */
-import type { RequestContext, SessionView } from '../../gateway/protocol/context.ts'
+import type { RequestContext, SessionView } from '../../gateway/registry/context.ts'
 
 function unavailable(): never {
   throw new Error('not available in registry unit tests')

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { McpError, RpcCode } from '../../gateway/errors.ts'
+import { McpError, RpcCode } from '../../gateway/wire/errors.ts'
 import { mcp, type PromptCallback, type PromptOptions } from '../../gateway/registry/components.ts'
-import { getPrompt } from '../../gateway/registry/invoke.ts'
+import { getPrompt } from '../../gateway/registry/get-prompt.ts'
 import { Registry } from '../../gateway/registry/registry.ts'
 import { fakeContext } from './fake-context.ts'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { McpError, RpcCode } from '../../gateway/errors.ts'
+import { McpError, RpcCode } from '../../gateway/wire/errors.ts'
 import { mcp } from '../../gateway/registry/components.ts'
 import { decodeCursor, encodeCursor } from '../../gateway/registry/pagination.ts'
 import { Registry } from '../../gateway/registry/registry.ts'

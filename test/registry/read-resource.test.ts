@@ -1,7 +1,7 @@
 import t from 'tap'
-import { McpError, RpcCode } from '../../gateway/errors.ts'
+import { McpError, RpcCode } from '../../gateway/wire/errors.ts'
 import { mcp } from '../../gateway/registry/components.ts'
-import { readResource } from '../../gateway/registry/invoke.ts'
+import { readResource } from '../../gateway/registry/read-resource.ts'
 import { Registry } from '../../gateway/registry/registry.ts'
 import { fakeContext } from './fake-context.ts'
 

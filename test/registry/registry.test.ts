@@ -1,7 +1,7 @@
 import t from 'tap'
 import { mcp, type Component } from '../../gateway/registry/components.ts'
 import { Registry, type ListName } from '../../gateway/registry/registry.ts'
-import type { JsonObject } from '../../gateway/protocol/mcp-types.ts'
+import type { JsonObject } from '../../gateway/wire/mcp-types.ts'
 
 const noPages = { pagination: { tools: 0, prompts: 0, resources: 0 } }
 const text = () => 'x'

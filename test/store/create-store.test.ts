@@ -2,7 +2,7 @@
 // Redis connection takes its secrets and TLS from the environment.
 import t from 'tap'
 import { configFromObject, ConfigError } from '../../gateway/config/load.ts'
-import { needsPrimary } from '../../gateway/cluster.ts'
+import { needsPrimary } from '../../gateway/server/cluster.ts'
 import { createStore } from '../../gateway/store/create-store.ts'
 import { MemoryStore } from '../../gateway/store/memory.ts'
 import { RedisStore } from '../../gateway/store/redis.ts'

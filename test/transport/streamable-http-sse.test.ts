@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import type { Test } from 'tap'
-import { RpcCode } from '../../gateway/errors.ts'
+import { RpcCode } from '../../gateway/wire/errors.ts'
 import { parseEventId } from '../../gateway/store/store.ts'
 import { SseReader, type SseEvent } from '../e2e/sse-reader.ts'
 import { ACCEPT_BOTH, assertRpcError, initializeRequest, socketGateway, VERSION } from '../fixtures/transport-gateway.ts'

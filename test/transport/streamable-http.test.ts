@@ -4,7 +4,7 @@
  * The SSE side (GET streams, POST answers that stream) is in streamable-http-sse.test.ts.
  */
 import t from 'tap'
-import { RpcCode } from '../../gateway/errors.ts'
+import { RpcCode } from '../../gateway/wire/errors.ts'
 import {
   assertNoLeak,
   assertRpcError,

@@ -3,27 +3,18 @@
  * capabilities, so a switched-off capability's methods are simply absent (-32601).
  */
 import type { CapabilitiesConfig } from '../../config/types.ts'
-import type { SessionRecord } from '../../store/store.ts'
-import type { McpEndpoint } from '../endpoint.ts'
-import type { JsonObject } from '../mcp-types.ts'
-import type { RequestContext } from '../context.ts'
 import { completionMethods } from './completion.ts'
 import { loggingMethods } from './logging.ts'
+import type { MethodHandler, MethodTable } from './method-handler.ts'
 import { promptMethods } from './prompts.ts'
 import { resourceMethods, subscriptionMethods } from './resources.ts'
 import { toolMethods } from './tools.ts'
 
-export type MethodHandler = (
-  endpoint: McpEndpoint,
-  record: SessionRecord,
-  params: JsonObject,
-  ctx: RequestContext,
-) => Promise<JsonObject> | JsonObject
-
-export type MethodTable = Record<string, MethodHandler>
+export type { MethodHandler, MethodHost, MethodTable } from './method-handler.ts'
 
 const ping: MethodTable = { ping: () => ({}) }
 
+/** The methods a route with `capabilities` serves. */
 export function methodTable(capabilities: CapabilitiesConfig): Map<string, MethodHandler> {
   const tables: MethodTable[] = [ping]
   if (capabilities.tools !== false) tables.push(toolMethods)

@@ -1,6 +1,6 @@
 /** Reading common params of list and call methods. */
 import type { SessionRecord } from '../../store/store.ts'
-import type { JsonObject } from '../mcp-types.ts'
+import type { JsonObject } from '../../wire/mcp-types.ts'
 
 /** The session's disabled components as a set, or undefined when none (the common case allocates nothing). */
 export function hiddenOf(record: SessionRecord): ReadonlySet<string> | undefined {

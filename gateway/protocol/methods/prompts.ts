@@ -1,21 +1,20 @@
 /** prompts/list and prompts/get. */
-import { McpError, RpcCode } from '../../errors.ts'
-import { getPrompt } from '../../registry/invoke.ts'
-import type { JsonObject } from '../mcp-types.ts'
-import type { MethodTable } from './index.ts'
+import { McpError, RpcCode } from '../../wire/errors.ts'
+import { getPrompt } from '../../registry/get-prompt.ts'
+import type { MethodTable } from './method-handler.ts'
 import { cursorOf, hiddenOf } from './params.ts'
 
 export const promptMethods: MethodTable = {
-  'prompts/list': (endpoint, record, params) =>
-    endpoint.registry.listPrompts(cursorOf(params), hiddenOf(record)) as unknown as JsonObject,
+  'prompts/list': (host, record, params) =>
+    host.registry.listPrompts(cursorOf(params), hiddenOf(record)),
 
-  'prompts/get': async (endpoint, record, params, ctx) => {
+  'prompts/get': async (host, record, params, ctx) => {
     const name = params.name
     if (typeof name !== 'string') throw new McpError(RpcCode.InvalidParams, 'prompts/get needs params.name (a string)')
-    const entry = endpoint.registry.prompt(name)
+    const entry = host.registry.prompt(name)
     if (entry === undefined || (record.hidden.length > 0 && record.hidden.includes(`prompt:${name}`))) {
       throw new McpError(RpcCode.InvalidParams, `Unknown prompt: ${name}`)
     }
-    return (await getPrompt(entry, params.arguments, ctx)) as unknown as JsonObject
+    return (await getPrompt(entry, params.arguments, ctx))
   },
 }

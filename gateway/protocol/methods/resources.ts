@@ -1,8 +1,8 @@
 /** resources/list, resources/templates/list, resources/read, and (when declared) subscribe/unsubscribe. */
-import { McpError, RpcCode } from '../../errors.ts'
-import { readResource } from '../../registry/invoke.ts'
-import type { JsonObject } from '../mcp-types.ts'
-import type { MethodTable } from './index.ts'
+import { McpError, RpcCode } from '../../wire/errors.ts'
+import { readResource } from '../../registry/read-resource.ts'
+import type { JsonObject } from '../../wire/mcp-types.ts'
+import type { MethodTable } from './method-handler.ts'
 import { cursorOf, hiddenOf } from './params.ts'
 
 function uriOf(params: JsonObject, method: string): string {
@@ -11,28 +11,28 @@ function uriOf(params: JsonObject, method: string): string {
 }
 
 export const resourceMethods: MethodTable = {
-  'resources/list': (endpoint, record, params) =>
-    endpoint.registry.listResources(cursorOf(params), hiddenOf(record)) as unknown as JsonObject,
+  'resources/list': (host, record, params) =>
+    host.registry.listResources(cursorOf(params), hiddenOf(record)),
 
-  'resources/templates/list': (endpoint, record, params) =>
-    endpoint.registry.listResourceTemplates(cursorOf(params), hiddenOf(record)) as unknown as JsonObject,
+  'resources/templates/list': (host, record, params) =>
+    host.registry.listResourceTemplates(cursorOf(params), hiddenOf(record)),
 
-  'resources/read': async (endpoint, record, params, ctx) =>
-    (await readResource(endpoint.registry, uriOf(params, 'resources/read'), ctx, hiddenOf(record))) as unknown as JsonObject,
+  'resources/read': async (host, record, params, ctx) =>
+    (await readResource(host.registry, uriOf(params, 'resources/read'), ctx, hiddenOf(record))),
 }
 
 export const subscriptionMethods: MethodTable = {
-  'resources/subscribe': async (endpoint, record, params) => {
+  'resources/subscribe': async (host, record, params) => {
     const uri = uriOf(params, 'resources/subscribe')
-    await endpoint.store.update(record.id, { subscribe: uri })
-    endpoint.emit('resources/subscribe', record, params)
+    await host.store.update(record.id, { subscribe: uri })
+    host.emit('resources/subscribe', record, params)
     return {}
   },
 
-  'resources/unsubscribe': async (endpoint, record, params) => {
+  'resources/unsubscribe': async (host, record, params) => {
     const uri = uriOf(params, 'resources/unsubscribe')
-    await endpoint.store.update(record.id, { unsubscribe: uri })
-    endpoint.emit('resources/unsubscribe', record, params)
+    await host.store.update(record.id, { unsubscribe: uri })
+    host.emit('resources/unsubscribe', record, params)
     return {}
   },
 }

@@ -5,9 +5,9 @@
  * when an answer is missing, record an input request and throw. The dispatcher turns the recorded
  * requests into an input-required result, whatever the handler did with the throw.
  */
-import { EdgeError, McpError } from '../../errors.ts'
-import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../context.ts'
-import type { RequestId } from '../jsonrpc.ts'
+import { EdgeError, McpError } from '../../wire/errors.ts'
+import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../../registry/context.ts'
+import type { RequestId } from '../../wire/jsonrpc.ts'
 import type {
   CreateMessageOptions,
   CreateMessageResult,
@@ -17,7 +17,7 @@ import type {
   LogLevel,
   Root,
   SamplingMessage,
-} from '../mcp-types.ts'
+} from '../../wire/mcp-types.ts'
 import { ContextBase } from '../context-base.ts'
 import type { RequestSink } from '../sink.ts'
 import type { Envelope } from './envelope.ts'

@@ -9,17 +9,20 @@
  *                                                                        ▼
  *                                                           complete result (+ cache hints)
  */
-import { McpError, RpcCode } from '../../errors.ts'
+import type { Logger } from 'pino'
+import type { RouteConfig } from '../../config/types.ts'
+import type { Registry } from '../../registry/registry.ts'
+import { McpError, RpcCode } from '../../wire/errors.ts'
 import type { SessionRecord } from '../../store/store.ts'
-import type { McpEndpoint } from '../endpoint.ts'
-import type { JsonRpcRequest } from '../jsonrpc.ts'
-import { errorMessage, notification, resultMessage } from '../jsonrpc.ts'
-import type { JsonObject } from '../mcp-types.ts'
+import type { JsonRpcRequest } from '../../wire/jsonrpc.ts'
+import { errorMessage, notification, resultMessage } from '../../wire/jsonrpc.ts'
+import type { JsonObject } from '../../wire/mcp-types.ts'
+import type { MethodHandler, MethodHost } from '../methods/method-handler.ts'
 import type { RequestSink } from '../sink.ts'
-import { STATEFUL_VERSIONS } from '../versions.ts'
-import { StatelessRequestContext } from './context.ts'
+import { STATEFUL_VERSIONS } from '../../wire/versions.ts'
+import { StatelessRequestContext, type StatelessHost } from './context.ts'
 import { META_SERVER_INFO, STATELESS_VERSIONS, StatelessCode, type Envelope } from './envelope.ts'
-import { META_SUBSCRIPTION_ID, type SubscriptionFilter } from './listen.ts'
+import { META_SUBSCRIPTION_ID, type ListenRegistry, type SubscriptionFilter } from './listen.ts'
 import { paramsDigest, type RequestStateCodec } from './request-state.ts'
 
 /** Methods a stateless request may use beyond discover and listen; the rest are removed in 2026-07-28. */
@@ -36,19 +39,32 @@ export interface StatelessSink extends RequestSink {
   onClose(listener: () => void): void
 }
 
+/** The route's methods, by name. */
+export interface MethodSource {
+  method(name: string): MethodHandler | undefined
+}
+
+/** What the dispatcher needs of its route: its config, registry, methods, listen streams and log. */
+export interface DispatchHost extends MethodHost, StatelessHost, MethodSource {
+  readonly route: RouteConfig
+  readonly registry: Registry
+  readonly logger: Logger
+  readonly notifier: { readonly listeners: ListenRegistry }
+}
+
 /** True when a stateless request may call `method` at all; false means HTTP 404 with -32601. */
-export function isStatelessMethod(endpoint: McpEndpoint, method: string): boolean {
+export function isStatelessMethod(methods: MethodSource, method: string): boolean {
   if (method === 'server/discover' || method === 'subscriptions/listen') return true
-  return SHARED_METHODS.has(method) && endpoint.method(method) !== undefined
+  return SHARED_METHODS.has(method) && methods.method(method) !== undefined
 }
 
 export class StatelessDispatcher {
-  readonly #endpoint: McpEndpoint
+  readonly #endpoint: DispatchHost
   readonly #codec: RequestStateCodec
   readonly #serverMeta: JsonObject
   readonly #discover: JsonObject
 
-  constructor(endpoint: McpEndpoint, codec: RequestStateCodec, discover: { capabilities: JsonObject; instructions?: string }) {
+  constructor(endpoint: DispatchHost, codec: RequestStateCodec, discover: { capabilities: JsonObject; instructions?: string }) {
     this.#endpoint = endpoint
     this.#codec = codec
     const { route } = endpoint

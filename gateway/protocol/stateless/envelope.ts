@@ -3,10 +3,10 @@
  * spec and the conformance fixture give them. A request with a session id or a legacy handshake is
  * stateful; one with a `_meta` envelope or a newer version header is stateless.
  */
-import { McpError } from '../../errors.ts'
-import type { ClientCapabilities, Implementation, JsonObject, LogLevel } from '../mcp-types.ts'
-import { LOG_LEVELS } from '../mcp-types.ts'
-import { STATEFUL_VERSIONS } from '../versions.ts'
+import { McpError } from '../../wire/errors.ts'
+import type { ClientCapabilities, Implementation, JsonObject, LogLevel } from '../../wire/mcp-types.ts'
+import { LOG_LEVELS } from '../../wire/mcp-types.ts'
+import { STATEFUL_VERSIONS } from '../../wire/versions.ts'
 
 export const STATELESS_VERSIONS = ['2026-07-28'] as const
 export const META_VERSION = 'io.modelcontextprotocol/protocolVersion'

@@ -4,7 +4,7 @@
  * prompt name, the resource URI) and `Mcp-Param-<Name>` for tool arguments annotated `x-mcp-header`.
  * Values that are not plain ASCII travel as `=?base64?<utf-8 base64>?=`.
  */
-import type { JsonObject } from '../mcp-types.ts'
+import type { JsonObject } from '../../wire/mcp-types.ts'
 import { StatelessCode, StatelessError } from './envelope.ts'
 
 type Headers = Record<string, string | string[] | undefined>

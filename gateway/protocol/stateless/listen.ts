@@ -3,8 +3,8 @@
  * URIs; every message on the stream carries the subscription id. The registry is per route and
  * worker; the notifier feeds it with what happens on any worker.
  */
-import type { JsonRpcMessage, JsonRpcNotification, RequestId } from '../jsonrpc.ts'
-import type { JsonObject } from '../mcp-types.ts'
+import type { JsonRpcMessage, JsonRpcNotification, RequestId } from '../../wire/jsonrpc.ts'
+import type { JsonObject } from '../../wire/mcp-types.ts'
 
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId'
 

@@ -8,8 +8,8 @@
  *   state = base64url(JSON payload) "." base64url(HMAC(key, payload))
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { McpError, RpcCode } from '../../errors.ts'
-import type { JsonObject } from '../mcp-types.ts'
+import { McpError, RpcCode } from '../../wire/errors.ts'
+import type { JsonObject } from '../../wire/mcp-types.ts'
 
 export interface RequestStatePayload {
   /** Answers to input requests from earlier rounds, by key. */

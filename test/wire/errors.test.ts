@@ -1,6 +1,6 @@
 // Every error code mcp-edge produces, listed once: the wire codes and the local codes with their status.
 import t from 'tap'
-import { EdgeCode, EdgeError, McpError, RpcCode } from '../gateway/errors.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode } from '../../gateway/wire/errors.ts'
 
 t.test('wire codes are the JSON-RPC and MCP codes, each used for one meaning', async (t) => {
   t.same(RpcCode, {

@@ -2,8 +2,6 @@
 
 export const STATEFUL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const
 export const LATEST_STATEFUL_VERSION = STATEFUL_VERSIONS[0]
-/** What a request without `MCP-Protocol-Version` is assumed to speak (the spec's backward-compatibility rule). */
-export const DEFAULT_HEADERLESS_VERSION = '2025-03-26'
 
 const supported: ReadonlySet<string> = new Set(STATEFUL_VERSIONS)
 

@@ -3,9 +3,9 @@
  * reaches the route's sessions (list_changed, resources/updated, logs), mirroring lua-resty-mcp's
  * server session in TypeScript idiom.
  */
-import type { Component, Prompt, Resource, ResourceTemplate, Tool } from '../registry/components.ts'
+import type { Component, Prompt, Resource, ResourceTemplate, Tool } from './components.ts'
 import type { SessionView } from './context.ts'
-import type { JsonObject, LogLevel } from './mcp-types.ts'
+import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 
 /** Route events a handler can listen to; the listener gets the session and the notification's params. */
 export type RouteEvent = 'initialized' | 'roots/list_changed' | 'resources/subscribe' | 'resources/unsubscribe'

@@ -11,9 +11,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { GatewayConfig } from './config/types.ts'
+import type { GatewayConfig } from '../config/types.ts'
 import { startGateway, type Gateway } from './server.ts'
-import { RECONNECT_DELAY_MS, detachAllStreams } from './transport/sse.ts'
+import { RECONNECT_DELAY_MS, detachAllStreams } from '../transport/sse.ts'
 
 /** What the primary and a worker tell each other, besides the store's traffic. */
 export type ClusterSignal =

@@ -16,10 +16,10 @@ import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { pino, type Logger } from 'pino'
 import { isClusterSignal, runWorker, type ClusterSignal } from './cluster-worker.ts'
-import { serveClusterMetrics } from './edge/metrics.ts'
-import type { GatewayConfig } from './config/types.ts'
-import { ClusterStoreHost } from './store/cluster-host.ts'
-import { MemoryStore } from './store/memory.ts'
+import { serveClusterMetrics } from '../edge/metrics.ts'
+import type { GatewayConfig } from '../config/types.ts'
+import { ClusterStoreHost } from '../store/cluster-host.ts'
+import { MemoryStore } from '../store/memory.ts'
 
 /** A worker that lived less than this counts as a crash loop for the backoff. */
 const STABLE_MS = 10_000

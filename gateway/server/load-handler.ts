@@ -4,8 +4,8 @@
  */
 import { access } from 'node:fs/promises'
 import { pathToFileURL } from 'node:url'
-import { EdgeError } from './errors.ts'
-import { defineHandler, isHandler, type Handler } from './index.ts'
+import { EdgeError } from '../wire/errors.ts'
+import { defineHandler, isHandler, type Handler } from '../registry/define-handler.ts'
 
 /** The module's handler: its default export made by `defineHandler`, or a plain setup function. */
 export async function loadHandler(file: string): Promise<Handler> {

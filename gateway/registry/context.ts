@@ -14,7 +14,7 @@ import type {
   LogLevel,
   Root,
   SamplingMessage,
-} from './mcp-types.ts'
+} from '../wire/mcp-types.ts'
 
 /** Options shared by every server→client request a handler makes. */
 export interface ClientRequestOptions {

@@ -3,7 +3,7 @@
  * the builders for what the gateway sends. MCP 2025-06-18 and later carry exactly one message per
  * POST (no batches).
  */
-import { McpError, RpcCode } from '../errors.ts'
+import { McpError, RpcCode } from './errors.ts'
 import type { JsonObject } from './mcp-types.ts'
 
 export type RequestId = string | number

@@ -45,18 +45,20 @@ export type ContentBlock = TextContent | ImageContent | AudioContent | ResourceL
 
 export interface PromptMessage { role: Role; content: ContentBlock }
 
-export interface CallToolResult {
+// Results are type aliases, not interfaces: to the type checker they are then JSON objects, so a
+// method handler returns them as its JSON-RPC result as they are.
+export type CallToolResult = {
   content: ContentBlock[]
   structuredContent?: unknown
   isError?: boolean
   _meta?: JsonObject
 }
 
-export interface GetPromptResult { description?: string; messages: PromptMessage[]; _meta?: JsonObject }
+export type GetPromptResult = { description?: string; messages: PromptMessage[]; _meta?: JsonObject }
 
-export interface ReadResourceResult { contents: ResourceContents[]; _meta?: JsonObject }
+export type ReadResourceResult = { contents: ResourceContents[]; _meta?: JsonObject }
 
-export interface CompletionResult { values: string[]; total?: number; hasMore?: boolean }
+export type CompletionResult = { values: string[]; total?: number; hasMore?: boolean }
 
 export interface Implementation {
   name: string

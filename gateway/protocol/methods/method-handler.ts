@@ -1,0 +1,33 @@
+/**
+ * What a method handler is and the little it sees of its route: the registry, the session store's
+ * update, and route events. Not the endpoint: the endpoint (and the stateless dispatcher) call the
+ * handlers, so the handlers must not know them.
+ */
+import type { RequestContext } from '../../registry/context.ts'
+import type { Registry } from '../../registry/registry.ts'
+import type { RouteEvent } from '../../registry/route-server-api.ts'
+import type { SessionRecord, SessionStore } from '../../store/store.ts'
+import type { JsonObject } from '../../wire/mcp-types.ts'
+
+/** The route as a method handler sees it. */
+export interface MethodHost {
+  readonly registry: Registry
+  /** Session changes a method makes (log level, subscriptions) go through the store. */
+  readonly store: Pick<SessionStore, 'update'>
+  /** Tells the handler module's listeners (resources/subscribe, …). */
+  emit(event: RouteEvent, record: SessionRecord, params: JsonObject): void
+}
+
+/**
+ * One JSON-RPC method: its params in, its result `R` out (synchronously when it can: the hot path
+ * makes no promise for a tool that returns a value). Throws McpError for a JSON-RPC error.
+ */
+export type MethodHandler<R extends JsonObject = JsonObject> = (
+  host: MethodHost,
+  record: SessionRecord,
+  params: JsonObject,
+  ctx: RequestContext,
+) => R | Promise<R>
+
+/** A family of methods by JSON-RPC name. */
+export type MethodTable = Record<string, MethodHandler>

@@ -1,0 +1,50 @@
+/**
+ * The stdio composition: one route served over stdin/stdout, one session, until stdin ends. Logs go
+ * to stderr, since stdout carries JSON-RPC only.
+ */
+import { pino } from 'pino'
+import type { GatewayConfig, RouteConfig } from '../config/types.ts'
+import { codecFromConfig } from '../protocol/stateless/request-state.ts'
+import { MemoryStore } from '../store/memory.ts'
+import { serveStdio } from '../transport/stdio.ts'
+import { loadHandler } from './load-handler.ts'
+import { buildEndpoint } from './route-endpoint.ts'
+
+/** How long a stopping stdio server waits for cancelled requests before exiting anyway. */
+const STOP_GRACE_MS = 1500
+
+/** Thrown when the route cannot be served (its handler module fails to load or set up). */
+export class StdioStartError extends Error {
+  override readonly name = 'StdioStartError'
+}
+
+/**
+ * Serves `route` on this process's stdin/stdout until stdin ends (or SIGTERM/SIGINT), then exits the
+ * process shortly after, whatever a handler module left running. Throws StdioStartError when it cannot start.
+ */
+export async function serveRouteOverStdio(config: GatewayConfig, route: RouteConfig): Promise<void> {
+  // stdout carries JSON-RPC only: logs, and whatever handler modules print, go to stderr.
+  console.log = console.info = console.debug = console.error
+  const logger = pino({ level: config.log.level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: true }))
+  // One session in one process: nothing to share with other workers, and nothing to replay.
+  const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
+  let endpoint
+  try {
+    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state))
+  } catch (error) {
+    await store.close()
+    throw new StdioStartError(`cannot serve ${route.location}: ${(error as Error).message}`)
+  }
+  const server = serveStdio(endpoint, { input: process.stdin, output: process.stdout, maxMessageSize: config.body_limit, logger: endpoint.logger })
+  const stop = (signal: string): void => {
+    server.stop(signal)
+    setTimeout(() => process.exit(0), STOP_GRACE_MS).unref()
+  }
+  process.once('SIGTERM', () => stop('SIGTERM'))
+  process.once('SIGINT', () => stop('SIGINT'))
+  await server.done
+  endpoint.close()
+  await store.close()
+  // Whatever a handler module left running (timers, sockets) must not keep the process alive.
+  setTimeout(() => process.exit(), STOP_GRACE_MS).unref()
+}
