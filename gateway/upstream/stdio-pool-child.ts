@@ -251,8 +251,9 @@ export class PoolChild {
     session.deliver(message as unknown as JsonRpcMessage)
   }
 
+  // What the child sends on its own (notifications, requests) is no sign that anyone still uses it:
+  // a server that logs every second would otherwise never be idle.
   #notification(method: string, params: Record<string, unknown>, message: JsonRpcNotification): void {
-    this.#lastActivity = Date.now()
     switch (method) {
       case 'notifications/progress': {
         const outbound = typeof params.progressToken === 'number' ? this.#outbound.get(params.progressToken) : undefined
@@ -285,7 +286,6 @@ export class PoolChild {
   }
 
   #childRequest(request: JsonRpcRequest, params: Record<string, unknown>): void {
-    this.#lastActivity = Date.now()
     if (request.method === 'ping') return this.#send({ jsonrpc: '2.0', id: request.id, result: {} })
     // Only a request in flight can have caused this one; with several, any choice could be the wrong client.
     const [session, other] = this.#busy
@@ -319,7 +319,7 @@ export class PoolChild {
   }
 
   /** The multiplexer's own request to the child. */
-  #request(method: string, params: JsonObject | undefined, timeoutMs: number): Promise<JsonObject> {
+  #request(method: string, params: JsonObject | undefined, timeoutMs: number, anyAnswer = false): Promise<JsonObject> {
     const childId = ++this.#nextId
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -330,7 +330,7 @@ export class PoolChild {
         clearTimeout(timer)
         this.#outbound.delete(childId)
         const error = message.error as { message?: unknown } | undefined
-        if (error !== undefined) reject(new Error(`${method} failed: ${String(error.message)}`))
+        if (error !== undefined && (!anyAnswer || message.gone === true)) reject(new Error(`${method} failed: ${String(error.message)}`))
         else resolve((message.result ?? {}) as JsonObject)
       }
       this.#outbound.set(childId, { session: undefined, id: childId, token: undefined, internal })
@@ -346,7 +346,8 @@ export class PoolChild {
     if (this.#pinging || this.state !== 'ready') return
     this.#pinging = true
     const timeout = this.#config.pool.ping_timeout
-    this.#request('ping', undefined, timeout * 1000).then(
+    // Any answer proves the child alive, an error too (a server without ping still reads and writes).
+    this.#request('ping', undefined, timeout * 1000, true).then(
       () => (this.#pinging = false),
       () => this.#die(`did not answer a ping within ${timeout} s`, true),
     )
@@ -403,7 +404,7 @@ export class PoolChild {
     this.#outbound.clear()
     this.#busy.clear()
     this.#requestsInFlight = 0
-    for (const outbound of internal) outbound.internal!({ error: { message: reason } })
+    for (const outbound of internal) outbound.internal!({ error: { message: reason }, gone: true })
     for (const [inboundId, inbound] of this.#inbound) {
       inbound.session.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inboundId, reason: `the upstream ${reason}` } })
     }

@@ -17,7 +17,7 @@ export interface StdioPoolLimits {
   min: number
   /** Children running at once for this upstream on this worker. */
   max: number
-  /** Seconds without a message either way (and nothing in flight) before a child is stopped. */
+  /** Seconds without a message from a session or an answer to one (and nothing in flight) before a child is stopped. */
   idle_timeout: number
   /** Seconds between pings to a running child; 0 switches pings off. */
   ping_interval: number

@@ -33,6 +33,16 @@ t.test('an idle child is stopped with its whole process group; the session goes 
   t.not(next.pid, family.pid, 'on a new child')
 })
 
+t.test('a child that only talks on its own is idle all the same', async (t) => {
+  const { pool } = poolFor(t, { env: { FIXTURE_CHATTY: '1' }, pool: { idle_timeout: 0.3 } })
+  let ticks = 0
+  const client = await connect(t, pool, { session: 'a' }, { on: { log: () => void ticks++ } })
+  const { pid } = answer<Echo>(await client.callTool('echo', { marker: 'x' }))
+  await eventually(() => !alive(pid), 3000)
+  t.ok(ticks > 0, 'the session heard the child\'s log messages')
+  t.same(pool.status(), [], 'and the child was stopped after idle_timeout')
+})
+
 t.test('pool.min children survive idleness', async (t) => {
   const { pool } = poolFor(t, { pool: { min: 1, idle_timeout: 0.2 } })
   await pool.warm()
