@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino'
 import type { Transport } from '../client/transport.ts'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import { resolveStdioUpstream, type StdioUpstreamInput } from './stdio-pool-config.ts'
 import { StdioPool, type StdioBackoff, type StdioChildStatus } from './stdio-pool.ts'
 
