@@ -1,17 +1,21 @@
 /**
- * `mcp-edge start|check|stdio [--config FILE]`.
+ * `mcp-edge start|check|stdio|init [--config FILE]`.
  *   start  serves the config (PORT and HOST from the environment override `listen`).
  *   check  loads the config and every handler module, prints `ok` or every problem; exit 0 or 2
  *          (like `nginx -t`).
  *   stdio  serves one route (`--route LOCATION`) over stdin/stdout, one session, until stdin ends;
  *          logs go to stderr.
+ *   init   scaffolds a project in DIR (default: the working directory); see init/scaffold.ts.
  */
+import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { needsPrimary, startCluster } from './server/cluster.ts'
 import { drainGateway } from './server/cluster-worker.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
+import { applyListenEnv } from './config/listen-env.ts'
 import type { GatewayConfig } from './config/types.ts'
+import { scaffold } from './init/scaffold.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { buildEndpoint } from './server/route-endpoint.ts'
 import { loadHandlers, startGateway } from './server/server.ts'
@@ -21,8 +25,10 @@ import { MemoryStore } from './store/memory.ts'
 const USAGE = `usage: mcp-edge <command> [--config FILE] [--route LOCATION]
 
 commands:
-  start   serve the gateway (default config: config/gateway.yaml; PORT and HOST override listen)
+  start   serve the gateway (default config: ./config/gateway.yaml; PORT and HOST override listen)
   check   validate the config and load every handler module; prints ok or every problem
+  init    scaffold a project in DIR (default: .): config/gateway.yaml, handlers/hello.ts,
+          tsconfig.json, package.json scripts, Dockerfile; existing files are kept
   stdio   serve one route over stdin/stdout as newline-delimited JSON (--route LOCATION, optional
           when the config has one route); logs go to stderr; exits when stdin ends
 `
@@ -49,7 +55,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`missing command\n${USAGE}`)
     return EXIT_USAGE
   }
-  const file = parsed.values.config ?? DEFAULT_CONFIG_FILE
+  if (command === 'init') return scaffold(parsed.positionals[1] ?? '.')
+  const file = path.resolve(parsed.values.config ?? DEFAULT_CONFIG_FILE)
   switch (command) {
     case 'check':
       return check(file)
@@ -82,11 +89,14 @@ async function check(file: string): Promise<number> {
   const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
   const logger = pino({ level: 'silent' })
   const codec = codecFromConfig(config.request_state)
+  let tools = 0
   for (const route of config.routes) {
     const handler = handlers.get(route.location)
     if (handler === undefined) continue
     try {
-      ;(await buildEndpoint(route, handler, store, logger, codec)).close()
+      const endpoint = await buildEndpoint(route, handler, store, logger, codec)
+      tools += endpoint.registry.toolCount
+      endpoint.close()
     } catch (error) {
       problems.push(`route ${route.location}: ${route.handler}: handler setup failed: ${(error as Error).message}`)
     }
@@ -96,15 +106,19 @@ async function check(file: string): Promise<number> {
     process.stderr.write(`${problems.join('\n')}\n`)
     return EXIT_INVALID
   }
-  process.stdout.write('ok\n')
+  const routes = config.routes.length
+  process.stdout.write(`ok: ${config.file} (${routes} route${routes === 1 ? '' : 's'}, ${tools} tool${tools === 1 ? '' : 's'})\n`)
   return EXIT_OK
 }
 
 async function start(file: string): Promise<number> {
   const config = await readConfig(file)
   if (config === undefined) return EXIT_INVALID
-  if (process.env.PORT !== undefined) config.listen.port = Number(process.env.PORT)
-  if (process.env.HOST !== undefined) config.listen.host = process.env.HOST
+  const envProblem = applyListenEnv(config)
+  if (envProblem !== undefined) {
+    process.stderr.write(`mcp-edge: cannot start: ${envProblem}\n`)
+    return EXIT_INVALID
+  }
   if (needsPrimary(config)) {
     return startCluster(config).then(() => EXIT_OK, (error: unknown) => {
       process.stderr.write(`mcp-edge: cannot start: ${(error as Error).message}\n`)
@@ -118,7 +132,7 @@ async function start(file: string): Promise<number> {
     process.stderr.write(`mcp-edge: cannot start: ${(error as Error).message}\n`)
     return EXIT_INVALID
   }
-  gateway.logger.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
+  gateway.logger.info({ url: gateway.url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
   const stop = (signal: string): void => {
     gateway.logger.info({ signal }, 'shutting down')
     drainGateway(gateway, config.drain_timeout * 1000).then(

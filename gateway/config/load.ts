@@ -11,7 +11,6 @@
  */
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { ConfigError, type ConfigProblem, type FoundProblem } from './config-error.ts'
 import { toDotted, toPointer } from './doc-path.ts'
 import { interpolateEnv, type Env } from './interpolate.ts'
@@ -23,8 +22,12 @@ import { parseYaml, type SourcePosition } from './yaml-source.ts'
 export { ConfigError, formatProblems, type ConfigProblem } from './config-error.ts'
 export type { Env } from './interpolate.ts'
 
-/** Absolute path of `config/gateway.yaml` in this repository, the file used when none is given. */
-export const DEFAULT_CONFIG_FILE = fileURLToPath(new URL('../../config/gateway.yaml', import.meta.url))
+/**
+ * The config file used when none is given: `config/gateway.yaml` in the working directory (like
+ * nginx's `conf/nginx.conf` under its prefix), so an installed `mcp-edge` serves the project it runs
+ * in, and `npm start` in this repository serves the demo config beside it.
+ */
+export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml'
 
 /** The `file` of a config built in code; its relative handler paths resolve against the cwd. */
 export const EMBEDDED = '<embedded>'

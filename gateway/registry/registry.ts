@@ -93,6 +93,11 @@ export class Registry {
     }
   }
 
+  /** How many tools are registered (what `check` reports). */
+  get toolCount(): number {
+    return this.#tools.size
+  }
+
   /** A page of `tools/list`; `hidden` holds the keys (`tool:name`) this session has disabled. */
   listTools(cursor?: string, hidden?: ReadonlySet<string>): Page<'tools', ToolDescriptor> {
     return this.#toolPages.page(cursor ?? undefined, hidden)

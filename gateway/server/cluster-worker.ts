@@ -76,7 +76,7 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
     process.exit(1)
   })
   const gateway = await startGateway(config)
-  gateway.logger.info({ url: gateway.url, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
+  gateway.logger.info({ url: gateway.url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
 
   let draining: Promise<void> | undefined
   const drain = (why: string): void => {

@@ -182,5 +182,5 @@ function runPrimary(config: GatewayConfig, logger: Logger = pino({ level: config
   process.once('SIGINT', () => shutdown('SIGINT'))
   process.on('SIGHUP', () => void reload())
   for (let n = 0; n < count; n++) fork()
-  logger.info({ workers: count, store: config.store.type, listen: config.listen }, 'mcp-edge primary started')
+  logger.info({ workers: count, store: config.store.type, listen: config.listen, config: config.file }, 'mcp-edge primary started')
 }

@@ -44,8 +44,8 @@ const route = (location: string, handler: string): string =>
 interface Outcome { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 
 /** Runs the CLI to completion (killed after `timeoutMs`). */
-async function run(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Outcome> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+async function run(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, cwd = ROOT): Promise<Outcome> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
@@ -135,15 +135,18 @@ t.test('check', { jobs: 4 }, async (t) => {
   t.test('the shipped config/gateway.yaml is ok', async (t) => {
     const result = await run(['check', '--config', 'config/gateway.yaml'])
     t.equal(result.code, 0, 'exit 0', { stderr: result.stderr })
-    t.equal(result.stdout, 'ok\n')
+    t.equal(result.stdout, `ok: ${join(ROOT, 'config/gateway.yaml')} (2 routes, 3 tools)\n`)
     t.equal(result.stderr, '')
   })
 
-  t.test('without --config it checks config/gateway.yaml', async (t) => {
-    t.equal(DEFAULT_CONFIG_FILE, join(ROOT, 'config/gateway.yaml'))
+  t.test('without --config it checks config/gateway.yaml in the working directory', async (t) => {
+    t.equal(DEFAULT_CONFIG_FILE, 'config/gateway.yaml')
     const result = await run(['check'])
     t.equal(result.code, 0, 'exit 0', { stderr: result.stderr })
-    t.equal(result.stdout, 'ok\n')
+    t.equal(result.stdout, `ok: ${join(ROOT, 'config/gateway.yaml')} (2 routes, 3 tools)\n`)
+    const elsewhere = await run(['check'], {}, 60_000, tmp)
+    t.equal(elsewhere.code, 2, 'exit 2 where there is no config/gateway.yaml')
+    t.match(elsewhere.stderr, `${join(tmp, 'config/gateway.yaml')}: cannot read the config file`)
   })
 
   t.test('a YAML syntax error is reported at file:line:col, exit 2', async (t) => {
@@ -236,6 +239,12 @@ t.test('start fails with exit 2 when a handler setup throws, naming the route an
   t.match(result.stderr, 'setup-throws: the database is unreachable', "the setup's own error")
   const status = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, () => 0)
   t.equal(status, 0, 'nothing listens on the port')
+})
+
+t.test('start refuses a PORT that is not a port number, naming PORT', async (t) => {
+  const result = await run(['start', '--config', 'config/gateway.yaml'], { PORT: 'abc' })
+  t.equal(result.code, 2, 'exit 2')
+  t.equal(result.stderr, 'mcp-edge: cannot start: PORT must be a port number from 0 to 65535 (found "abc")\n')
 })
 
 t.test('npm start -- --config FILE passes the argument through', async (t) => {
