@@ -90,7 +90,8 @@ function configFile(config: object): { dir: string; file: string } {
 
 export async function startServer(spec: ServerSpec, options: StartOptions = {}): Promise<RunningServer> {
   const port = await freePort()
-  const nodeFlags = ['--import', PROBE]
+  // The bench handlers import 'mcp-edge': from the checkout, that is the sources (package.json exports).
+  const nodeFlags = ['--import', PROBE, '--conditions=mcp-edge-source']
   if (options.gc) nodeFlags.push('--expose-gc')
   const env: Record<string, string> = { ...process.env as Record<string, string>, PORT: String(port), HOST: '127.0.0.1' }
   if (options.cpuProfileDir !== undefined) {
