@@ -29,7 +29,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     connections: { ...doc.connections },
     drain_timeout: doc.drain_timeout,
     request_state: { ...doc.request_state },
-    log: { ...doc.log },
+    log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
     metrics: { ...doc.metrics },
     routes: doc.routes.map((route) => ({
       ...route,

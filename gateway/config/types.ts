@@ -87,6 +87,23 @@ export interface ConnectionsConfig {
   max_per_address: number
 }
 
+/** Where and how the gateway logs (gateway/log/): level, buffering, and what is redacted. */
+export interface LogConfig {
+  level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent'
+  /** Bytes of log lines gathered for one write (at most 4096, what a pipe keeps whole); 0 writes each line synchronously. */
+  buffer: number
+  /** Seconds between flushes of a buffer that has not filled. */
+  flush_interval: number
+  redact: {
+    /** Header names (lower case) whose values are logged as `[Redacted]` wherever headers are logged. */
+    headers: string[]
+    /** A query parameter whose name contains one of these (case-insensitive) has its value redacted. */
+    query_params: string[]
+    /** More pino redact paths (`a.b`, `a["x-y"]`, `*.c`). */
+    paths: string[]
+  }
+}
+
 export interface GatewayConfig {
   /** Absolute path of the file this was loaded from (`<embedded>` for a config built in code). */
   file: string
@@ -100,7 +117,7 @@ export interface GatewayConfig {
   connections: ConnectionsConfig
   /** Seconds a stopping worker lets requests in flight finish. */
   drain_timeout: number
-  log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' }
+  log: LogConfig
   /** Prometheus metrics at `path` on the gateway's port. */
   metrics: { enabled: boolean; path: string }
   routes: RouteConfig[]

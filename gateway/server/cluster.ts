@@ -14,10 +14,11 @@
 import { randomBytes } from 'node:crypto'
 import cluster, { type Worker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
-import { pino, type Logger } from 'pino'
+import type { Logger } from 'pino'
 import { isClusterSignal, runWorker, type ClusterSignal } from './cluster-worker.ts'
 import { serveClusterMetrics } from '../edge/metrics.ts'
 import type { GatewayConfig } from '../config/types.ts'
+import { createLogger, flushLogger } from '../log/logger.ts'
 import { ClusterStoreHost } from '../store/cluster-host.ts'
 import { MemoryStore } from '../store/memory.ts'
 
@@ -67,7 +68,7 @@ interface WorkerState {
   fatal?: string
 }
 
-function runPrimary(config: GatewayConfig, logger: Logger = pino({ level: config.log.level, base: { pid: process.pid, role: 'primary' } })): void {
+function runPrimary(config: GatewayConfig, logger: Logger = createLogger(config.log, { base: { role: 'primary' } })): void {
   const count = workerCount(config)
   const states = new Map<Worker, WorkerState>()
   let host: ClusterStoreHost | undefined
@@ -136,7 +137,7 @@ function runPrimary(config: GatewayConfig, logger: Logger = pino({ level: config
     clearTimeout(killTimer)
     void (host?.close() ?? Promise.resolve()).finally(() => {
       logger.info({ exitCode }, 'primary stopped')
-      process.exit(exitCode)
+      void flushLogger(logger).then(() => process.exit(exitCode))
     })
   }
   const retire = (worker: Worker): void => {

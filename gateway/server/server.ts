@@ -10,11 +10,12 @@
  *                                             ◄─ transport/websocket (GET with Upgrade, same path)
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
-import { pino, type Logger } from 'pino'
+import type { Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
 import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../wire/errors.ts'
 import type { Handler } from '../registry/define-handler.ts'
 import { loadHandler } from './load-handler.ts'
+import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { idOf } from '../wire/jsonrpc.ts'
@@ -60,7 +61,7 @@ export async function loadHandlers(routes: readonly RouteConfig[]): Promise<{ ha
 
 /** Builds (but does not start) the gateway. Throws when a handler module is missing or fails its setup. */
 export async function buildGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
-  const logger = options.logger ?? pino({ level: config.log.level, base: { pid: process.pid } })
+  const logger = options.logger ?? createLogger(config.log)
   const { handlers, problems } = await loadHandlers(config.routes)
   if (problems.length > 0) throw new Error(problems.join('\n'))
   const store = options.store ?? createStore(config.store, { logger })
@@ -158,6 +159,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       for (const endpoint of endpoints.values()) endpoint.close()
       await app.close()
       if (options.store === undefined) await store.close()
+      // The access lines of the last requests are still in the log buffer: out before the exit.
+      await flushLogger(logger)
     },
   }
 }

@@ -2,7 +2,7 @@
  * The stdio composition: one route served over stdin/stdout, one session, until stdin ends. Logs go
  * to stderr, since stdout carries JSON-RPC only.
  */
-import { pino } from 'pino'
+import { createLogger } from '../log/logger.ts'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { MemoryStore } from '../store/memory.ts'
@@ -25,7 +25,7 @@ export class StdioStartError extends Error {
 export async function serveRouteOverStdio(config: GatewayConfig, route: RouteConfig): Promise<void> {
   // stdout carries JSON-RPC only: logs, and whatever handler modules print, go to stderr.
   console.log = console.info = console.debug = console.error
-  const logger = pino({ level: config.log.level, base: { pid: process.pid } }, pino.destination({ dest: 2, sync: true }))
+  const logger = createLogger(config.log, { dest: 2, sync: true })
   // One session in one process: nothing to share with other workers, and nothing to replay.
   const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
   let endpoint

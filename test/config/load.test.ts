@@ -31,7 +31,16 @@ t.test('defaults land everywhere', async (t) => {
     connections: { header_timeout: 60, body_timeout: 60, max_per_address: 1024 },
     drain_timeout: 10,
     request_state: { ttl: 600 },
-    log: { level: 'info' },
+    log: {
+      level: 'info',
+      buffer: 4096,
+      flush_interval: 1,
+      redact: {
+        headers: ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'mcp-session-id', 'x-api-key'],
+        query_params: ['token', 'key', 'secret', 'password', 'auth', 'session', 'signature', 'sig', 'code', 'credential'],
+        paths: [],
+      },
+    },
     metrics: { enabled: true, path: '/metrics' },
     routes: [{
       location: '/mcp',
@@ -91,7 +100,7 @@ routes:
     workers: 'auto',
     store: { type: 'memory', event_capacity: 8, cache_ttl: 0.5 },
     body_limit: 1024,
-    log: { level: 'silent' },
+    log: { level: 'silent', buffer: 4096 },
   })
   const [route] = config.routes
   t.same(route?.transports, ['websocket', 'streamable_http'])
