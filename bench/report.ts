@@ -117,6 +117,13 @@ export function evaluateTargets(results: BenchResults): Target[] {
       pass: measured ? edge.errors === 0 : undefined,
     },
   ]
+  const defaults = results.scenarios.find((row) => row.name === 'edge-default')
+  targets.push({
+    what: 'default config (info logs): req/s',
+    target: '≥ 0.9 × raw Fastify',
+    measured: defaults?.xFastify === undefined ? 'not measured' : `${fmt(defaults.xFastify)} ×`,
+    pass: defaults?.xFastify === undefined ? undefined : defaults.xFastify >= 0.9,
+  })
   const stateless = results.scenarios.find((row) => row.name === 'edge-stateless')
   targets.push({
     what: 'stateless 2026-07-28 tools/call: req/s',

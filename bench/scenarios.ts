@@ -113,6 +113,17 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-default',
+    label: 'default config (info logs)',
+    group: 'mcp-edge',
+    // What `mcp-edge start` serves when the config names only its route: every key at its default,
+    // the access line of every request written (buffered) to the log, the command's own process.
+    server: { kind: 'edge', via: 'cli', defaults: true },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-50-sessions',
     label: 'mcp-edge tools/call, 50 sessions',
     group: 'mcp-edge',

@@ -6,7 +6,7 @@
  * for a forced-GC memory reading over IPC.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
@@ -31,6 +31,8 @@ export type ServerSpec =
       route?: Record<string, unknown>
       /** `api` (default): servers/edge.ts; `cli`: the mcp-edge command with the config as a file. */
       via?: 'api' | 'cli'
+      /** The config as a user writes it: listen and one route, every other key at its default. */
+      defaults?: true
     }
 
 export interface StartOptions {
@@ -38,7 +40,10 @@ export interface StartOptions {
   gc?: boolean
   /** Writes a V8 CPU profile (and the gateway's source maps) into this folder when the server stops. */
   cpuProfileDir?: string
-  /** mcp-edge's log level (default `warn`: the per-request info line is not part of the hot path measured). */
+  /**
+   * mcp-edge's log level (default `info`, as users run it: one access line per request). Its log goes
+   * to a file, as the issue measured it, not to a pipe the runner (on the load core) would have to read.
+   */
   logLevel?: string
 }
 
@@ -61,6 +66,9 @@ export async function freePort(): Promise<number> {
 }
 
 function edgeConfig(spec: Extract<ServerSpec, { kind: 'edge' }>, port: number, logLevel: string): object {
+  if (spec.defaults) {
+    return { listen: { host: '127.0.0.1', port }, routes: [{ location: '/mcp', handler: BENCH_HANDLER, server: { name: 'bench', version: '1.0.0' } }] }
+  }
   return {
     listen: { host: '127.0.0.1', port },
     workers: spec.workers ?? 1,
@@ -101,11 +109,13 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
   }
   let args: string[]
   let configDir: string | undefined
+  let logFile: string | undefined
   if (spec.kind === 'edge') {
-    const config = edgeConfig(spec, port, options.logLevel ?? 'warn')
+    const config = edgeConfig(spec, port, options.logLevel ?? process.env.BENCH_LOG_LEVEL ?? 'info')
+    const written = configFile(config)
+    configDir = written.dir
+    logFile = path.join(configDir, 'gateway.log')
     if (spec.via === 'cli') {
-      const written = configFile(config)
-      configDir = written.dir
       args = [...nodeFlags, path.join(ROOT, 'gateway/bin.mjs'), 'start', '--config', written.file]
     } else {
       args = [...nodeFlags, '--import', 'tsx', path.join(ROOT, 'bench/servers/edge.ts')]
@@ -116,8 +126,19 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
     Object.assign(env, spec.env)
   }
   const [command, commandArgs] = pinned(SERVER_CORES, process.execPath, args)
-  const child = spawn(command, commandArgs, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
-  const output = tail(child)
+  const logFd = logFile === undefined ? undefined : openSync(logFile, 'a')
+  const child = spawn(command, commandArgs, { cwd: ROOT, env, stdio: ['ignore', logFd ?? 'pipe', 'pipe', 'ipc'] })
+  if (logFd !== undefined) closeSync(logFd)
+  const tailOf = tail(child)
+  const output = (): string => {
+    let logged = ''
+    try {
+      if (logFile !== undefined) logged = readFileSync(logFile, 'utf8').slice(-4096)
+    } catch {
+      // removed with its folder once the server exited
+    }
+    return tailOf() + logged
+  }
   if (process.env.BENCH_DEBUG === '1') {
     child.stdout?.pipe(process.stderr)
     child.stderr?.pipe(process.stderr)

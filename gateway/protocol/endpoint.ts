@@ -45,6 +45,8 @@ export class McpEndpoint implements ContextHost {
   readonly #initializeResult: JsonObject
   readonly #listeners = new Map<RouteEvent, Set<RouteEventListener>>()
   #clientRequestSeq = 0
+  /** False while the handler's setup runs: what it registers is no change to announce (see `setupDone`). */
+  #announcing = false
 
   /** Serves this route's stateless (2026-07-28) requests, on any transport. */
   readonly stateless: StatelessDispatcher
@@ -64,6 +66,15 @@ export class McpEndpoint implements ContextHost {
     this.#initializeResult = result
     this.stateless = new StatelessDispatcher(this, codec, { capabilities: result.capabilities as JsonObject, instructions: route.server.instructions })
     registry.onChange((list) => this.#listChanged(list))
+  }
+
+  /**
+   * The handler's setup is over: list changes are announced from now on. Every worker runs the same
+   * setup, so the lists it builds are nobody's change; and at start the store may not be connected
+   * yet (a publish then failed with "Stream isn't writeable" on every start with Redis).
+   */
+  setupDone(): void {
+    this.#announcing = true
   }
 
   /** Creates a session for an initialize request; throws McpError when params are invalid or the route is full. */
@@ -315,7 +326,7 @@ export class McpEndpoint implements ContextHost {
   }
 
   #listChanged(list: 'tools' | 'prompts' | 'resources'): void {
-    if (this.#listChangedDeclared(list)) this.notifier.notifyRoute(notification(`notifications/${list}/list_changed`))
+    if (this.#announcing && this.#listChangedDeclared(list)) this.notifier.notifyRoute(notification(`notifications/${list}/list_changed`))
   }
 
   #listChangedDeclared(list: 'tools' | 'prompts' | 'resources'): boolean {

@@ -21,5 +21,6 @@ export async function buildEndpoint(route: RouteConfig, handler: Handler, store:
     endpoint.close()
     throw error
   }
+  endpoint.setupDone()
   return endpoint
 }
