@@ -43,7 +43,7 @@ export function parseYaml(text: string, file: string): YamlSource {
     events = parseEvents(text, { filename: file })
     docs = constructFromEvents(events, { source: text, filename: file, schema: SCHEMA })
   } catch (err) {
-    throw new ConfigError([syntaxProblem(err, file)])
+    throw new ConfigError([syntaxProblem(err, file, text)])
   }
   if (docs.length === 0 || docs[0] === null || docs[0] === undefined) {
     throw new ConfigError([{ file, line: 1, column: 1, path: '', message: 'the file has no settings (it is empty)' }])
@@ -69,14 +69,27 @@ export function parseYaml(text: string, file: string): YamlSource {
   }
 }
 
-function syntaxProblem(err: unknown, file: string) {
+function syntaxProblem(err: unknown, file: string, text: string) {
   if (err instanceof YAMLException) {
     const { mark } = err
     return mark
-      ? { file, line: mark.line + 1, column: mark.column + 1, path: '', message: err.reason }
+      ? { file, line: mark.line + 1, column: mark.column + 1, path: '', message: err.reason + flowInterpolationHint(text, mark.line) }
       : { file, path: '', message: err.reason }
   }
   return { file, path: '', message: `cannot parse YAML: ${err instanceof Error ? err.message : String(err)}` }
+}
+
+/**
+ * Inside a flow collection, an unquoted `${NAME}` is YAML (`{` opens a mapping), so the error js-yaml
+ * reports ("missed comma between flow collection entries") does not say what is wrong: this does.
+ */
+function flowInterpolationHint(text: string, line: number): string {
+  const source = text.split('\n')[line] ?? ''
+  const found = /\$\{[^}\s,]*\}?/.exec(source)
+  if (found === null) return ''
+  const before = source.slice(0, found.index)
+  if (!/[{[]/.test(before) || /["']$/.test(before)) return ''
+  return `; ${found[0]} inside a flow collection ({ … } or [ … ]) must be quoted: "${found[0]}"`
 }
 
 type Frame =

@@ -54,6 +54,17 @@ t.test('a syntax error in a later line points there', async (t) => {
   t.match((err as ConfigError).problems, [{ file: 'x.yaml', line: 3, path: '' }])
 })
 
+t.test('an unquoted ${VAR} inside a flow collection: the error says to quote it', async (t) => {
+  const err = t.throws(() => parseYaml('server: { name: ${NAME}, version: 1.0.0 }\n', 'x.yaml'))
+  t.match((err as ConfigError).problems, [{
+    line: 1,
+    message: 'missed comma between flow collection entries; ${NAME} inside a flow collection ({ … } or [ … ]) must be quoted: "${NAME}"',
+  }])
+  t.same(parseYaml('server: { name: "${NAME}", list: ["${A:-x}"] }\n', 'x.yaml').doc, { server: { name: '${NAME}', list: ['${A:-x}'] } }, 'quoted, it parses')
+  const other = t.throws(() => parseYaml('a: { b: [1 }\nd: ${X}\n', 'x.yaml'))
+  t.notMatch((other as ConfigError).problems[0]?.message, 'quoted', 'no hint for another flow error')
+})
+
 t.test('odd keys are quoted in dotted paths; format and emptiness are checked', async (t) => {
   try {
     configFromObject({
