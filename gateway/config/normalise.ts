@@ -38,6 +38,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       server: { ...route.server },
       capabilities: capabilities(route.capabilities),
       pagination: { ...route.pagination },
+      send_buffer: { ...route.send_buffer },
       cache: { ...route.cache },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,

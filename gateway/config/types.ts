@@ -42,6 +42,8 @@ export interface RouteConfig {
   /** Allowed Origin/Host values (`http://host:port`, `host:port` or `host`); loopback only when empty. */
   allowed_origins: string[]
   max_sessions: number
+  /** What one SSE stream or WebSocket may hold unsent for a client that does not read; over it the connection is cut. */
+  send_buffer: { max_bytes: number; max_messages: number }
   /** Resumed request streams (GET + Last-Event-ID) one session may hold open on one worker. */
   max_followers: number
   /**

@@ -10,6 +10,7 @@ import type { RequestSink } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
 import type { RequestLog } from './request-log.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
+import type { SendBufferLimits } from './send-backlog.ts'
 import { postStreamId } from './stream-relay.ts'
 
 /** Streams this worker is producing, by session and stream id, for resumption. */
@@ -27,6 +28,8 @@ export interface ExchangeOptions {
   log: RequestLog
   /** Set on the stateless wire, for the log line. */
   era?: string
+  /** What a stream may hold unsent for a client that does not read. */
+  sendBuffer: SendBufferLimits
 }
 
 const enum State { Pending, Streaming, Done }
@@ -110,7 +113,7 @@ export class PostExchange implements RequestSink {
     const resumable = this.#options.resumable && this.#sessionId !== undefined
     const base = `p${streamTag}${(++streamSeq).toString(36)}`
     const streamId = resumable && this.#requestId !== undefined ? postStreamId(base, this.#requestId) : base
-    const channel = new SseChannel({ store: this.#options.store, sessionId: this.#sessionId ?? '', streamId, resumable })
+    const channel = new SseChannel({ store: this.#options.store, sessionId: this.#sessionId ?? '', streamId, resumable, sendBuffer: this.#options.sendBuffer })
     this.#channel = channel
     this.#reply.hijack()
     const raw = this.#reply.raw

@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http'
 import { STANDALONE_STREAM } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
+import { drained, SendBacklog, type SendBufferLimits } from './send-backlog.ts'
 import { relayEnd, relayEvent } from './stream-relay.ts'
 
 /** Milliseconds a client should wait before reconnecting (sent in the priming event). */
@@ -36,6 +37,8 @@ export interface ChannelOptions {
   sessionId: string
   streamId: string
   resumable: boolean
+  /** What the connection may hold unsent; over it the connection is cut (the stream goes on in the log). */
+  sendBuffer: SendBufferLimits
 }
 
 /** The channels that hold a connection in this process, so a draining worker can let them go. */
@@ -69,10 +72,18 @@ export class SseChannel {
   #onDetach: (() => void) | undefined
   /** The connection corked until the end of this turn of the event loop (see `#write`). */
   #corked: ServerResponse | undefined
+  /** Uncorks #corked (once; the end of the turn calls it too). */
+  #uncork: (() => void) | undefined
+  readonly #backlog: SendBacklog
+  /** True while a resume replays the log; events queued behind it are counted against the bound. */
+  #replaying = false
+  /** Connections cut because their client did not read (for the metrics and tests). */
+  static cutSlowReaders = 0
 
   constructor(options: ChannelOptions) {
     this.#options = options
     this.streamId = options.streamId
+    this.#backlog = new SendBacklog(options.sendBuffer)
   }
 
   get finished(): boolean {
@@ -113,7 +124,20 @@ export class SseChannel {
       found = true
       open()
       this.attach(raw, onDetach)
-      for (const event of missed.events) if (event.data !== '') this.#write(sseEvent(event.data, event.id))
+      this.#replaying = true
+      try {
+        for (const event of missed.events) {
+          if (event.data === '') continue
+          // A long replay goes at the client's pace; live events wait behind it (a bounded number, see #queue).
+          if (raw.writableNeedDrain) {
+            this.#uncork?.()
+            if (!(await drained(raw))) return
+          }
+          this.#write(sseEvent(event.data, event.id))
+        }
+      } finally {
+        this.#replaying = false
+      }
       // What another worker logs reaches this channel by sendLogged, maybe after the replay sent it.
       this.#horizon = Math.max(parseEventId(afterId)?.seq ?? 0, ...missed.events.map((event) => parseEventId(event.id)?.seq ?? 0))
       if (this.#finished) {
@@ -192,6 +216,10 @@ export class SseChannel {
   /** Runs `step` after everything queued before it, so ids and bytes stay in order. */
   #queue(step: () => unknown): Promise<void> {
     this.#pending++
+    // A client that stopped reading in the middle of its replay: what waits behind it is bounded too.
+    if (this.#replaying && this.#pending > this.#backlog.limits.maxMessages && this.#connection !== undefined) {
+      this.#cutSlowReader(this.#connection)
+    }
     this.#chain = this.#chain.then(step).then(
       () => void this.#pending--,
       (error: unknown) => {
@@ -209,15 +237,37 @@ export class SseChannel {
   #write(chunk: string): void {
     const connection = this.#connection
     if (connection === undefined) return
+    if (!this.#backlog.admit(connection.writableLength)) {
+      // Over the bound: flush what this turn corked, then judge by what the socket would not take.
+      this.#uncork?.()
+      if (!this.#backlog.admit(connection.writableLength)) return this.#cutSlowReader(connection)
+    }
     if (this.#corked !== connection) {
       this.#corked = connection
       connection.cork()
-      setImmediate(() => {
+      let done = false
+      const uncork = (): void => {
+        if (done) return
+        done = true
         if (this.#corked === connection) this.#corked = undefined
+        if (this.#uncork === uncork) this.#uncork = undefined
         connection.uncork()
-      })
+      }
+      this.#uncork = uncork
+      setImmediate(uncork)
     }
     connection.write(chunk)
+  }
+
+  /**
+   * The client does not read: drop its connection (destroyed, so what it holds is freed now) but not
+   * the stream. Later events go to the log, where a client resuming with Last-Event-ID finds them.
+   */
+  #cutSlowReader(connection: ServerResponse): void {
+    SseChannel.cutSlowReaders++
+    this.#uncork?.()
+    connection.destroy()
+    this.#drop()
   }
 
   #drop(): void {

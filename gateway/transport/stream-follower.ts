@@ -12,6 +12,7 @@ import { RpcCode } from '../wire/errors.ts'
 import { errorMessage } from '../wire/jsonrpc.ts'
 import type { BusMessage, SessionStore } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
+import { drained, SendBacklog, type SendBufferLimits } from './send-backlog.ts'
 import { sseEvent } from './sse.ts'
 import { END_MARKER, relayChannel, requestIdOf } from './stream-relay.ts'
 
@@ -20,6 +21,8 @@ export interface FollowOptions {
   probeChannel: string
   /** Time without a sign of life from the producer before the follower answers in its place. */
   producerTimeoutMs: number
+  /** What the connection may hold unsent; over it the client is cut (it may resume again). */
+  sendBuffer: SendBufferLimits
 }
 
 const KEEPALIVE_MS = 25_000
@@ -49,6 +52,7 @@ export async function followStream(store: SessionStore, sessionId: string, after
   let keepAlive: NodeJS.Timeout | undefined
   let probing: NodeJS.Timeout | undefined
   let lastSignOfLife = Date.now()
+  const backlog = new SendBacklog(options.sendBuffer)
 
   const stop = (): void => {
     ended = true
@@ -66,6 +70,12 @@ export async function followStream(store: SessionStore, sessionId: string, after
     if (ended || seq <= last) return
     last = seq
     if (data === END_MARKER) return end()
+    if (!backlog.admit(raw.writableLength)) {
+      // The client does not read: cut it; the events stay in the log for its next resume.
+      stop()
+      raw.destroy()
+      return
+    }
     raw.write(sseEvent(data, id))
     if (isFinalResponse(data)) end()
   }
@@ -91,8 +101,10 @@ export async function followStream(store: SessionStore, sessionId: string, after
     end()
   }
   const unsubscribe = store.bus.subscribe(relayChannel(sessionId, after.stream), (message) => {
-    if (early !== undefined) early.push(message)
-    else forward(message)
+    if (early === undefined) return forward(message)
+    early.push(message)
+    // The client stopped reading its replay while the producer goes on: cut it, it may resume again.
+    if (early.length > options.sendBuffer.maxMessages) raw.destroy()
   })
 
   let missed
@@ -108,7 +120,11 @@ export async function followStream(store: SessionStore, sessionId: string, after
   }
   open()
   raw.once('close', stop)
-  for (const event of missed.events) write(event.id, event.data)
+  for (const event of missed.events) {
+    // A long replay goes at the client's pace (events relayed meanwhile wait in `early`).
+    if (raw.writableNeedDrain && !(await drained(raw))) break
+    write(event.id, event.data)
+  }
   const queued = early
   early = undefined
   for (const message of queued) forward(message)

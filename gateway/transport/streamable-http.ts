@@ -21,6 +21,7 @@ import { RequestLog } from './request-log.ts'
 import type { RouteMetrics } from '../edge/metrics.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
 import { FollowerLimit } from './follower-limit.ts'
+import type { SendBufferLimits } from './send-backlog.ts'
 import { followStream, type FollowOptions } from './stream-follower.ts'
 import { probeChannel, relayChannel } from './stream-relay.ts'
 import { statelessPost } from './stateless-post.ts'
@@ -46,9 +47,10 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   const policy = new OriginPolicy(route.allowed_origins)
   const openStreams: OpenStreams = new Map()
   const log = new RequestLog(logger, metrics)
-  const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, log }
+  const sendBuffer: SendBufferLimits = { maxBytes: route.send_buffer.max_bytes, maxMessages: route.send_buffer.max_messages }
+  const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, log, sendBuffer }
   const stateless = { endpoint, dispatcher: endpoint.stateless, exchanges: { ...exchanges, resumable: false, era: '2026-07-28' }, replyError }
-  const following: FollowOptions = { probeChannel: probeChannel(route.location), producerTimeoutMs: route.producer_timeout * 1000 }
+  const following: FollowOptions = { probeChannel: probeChannel(route.location), producerTimeoutMs: route.producer_timeout * 1000, sendBuffer }
   const followers = new FollowerLimit(route.max_followers)
 
   // Followers elsewhere ask whether the streams they follow still have a producer: answer for ours.
@@ -194,7 +196,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     const lastEventId = header(request, 'last-event-id')
     if (lastEventId !== undefined && route.resumability) return resume(record, lastEventId, reply)
 
-    const channel = new SseChannel({ store, sessionId: record.id, streamId: STANDALONE_STREAM, resumable: route.resumability })
+    const channel = new SseChannel({ store, sessionId: record.id, streamId: STANDALONE_STREAM, resumable: route.resumability, sendBuffer })
     const outlet = standaloneOutlet(channel)
     if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
     reply.hijack()
@@ -249,7 +251,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
    * so it exists as long as the session does.
    */
   async function resumeStandalone(record: SessionRecord, lastEventId: string, reply: FastifyReply): Promise<FastifyReply> {
-    const channel = new SseChannel({ store, sessionId: record.id, streamId: STANDALONE_STREAM, resumable: true })
+    const channel = new SseChannel({ store, sessionId: record.id, streamId: STANDALONE_STREAM, resumable: true, sendBuffer })
     const outlet = standaloneOutlet(channel)
     if (!endpoint.openOutlet(record.id, outlet)) return conflict(reply)
     const onDetach = keepAlive(channel, record.id, () => endpoint.closeOutlet(record.id, outlet))

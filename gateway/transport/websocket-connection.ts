@@ -12,6 +12,7 @@ import type { Logger } from 'pino'
 import type { RawData, WebSocket } from 'ws'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { MessageSession } from './message-session.ts'
+import { SendBacklog, type SendBufferLimits } from './send-backlog.ts'
 
 /** WebSocket close codes this transport uses (RFC 6455 §7.4.1). */
 export const CloseCode = {
@@ -28,8 +29,8 @@ const CLOSE_GRACE_MS = 1000
 export interface ConnectionLimits {
   /** Largest accepted message, in bytes. */
   maxMessageSize: number
-  /** Largest backlog of unsent bytes before a client that does not read is dropped. */
-  maxBuffered: number
+  /** The unsent backlog (bytes, messages) over which a client that does not read is dropped. */
+  sendBuffer: SendBufferLimits
   /** Milliseconds between pings; a peer that has not answered the previous one is dropped. */
   pingIntervalMs: number
   /** Milliseconds a new connection has to initialize (or send a 2026-07-28 request). */
@@ -45,6 +46,7 @@ export class WebSocketConnection {
   readonly #limits: ConnectionLimits
   readonly #session: MessageSession
   readonly #pinger: NodeJS.Timeout
+  readonly #backlog: SendBacklog
   #closing = false
   #alive = true
   /** When the client last sent a message (performance.now()); the watch timer reads it, no timer per message. */
@@ -55,6 +57,7 @@ export class WebSocketConnection {
   constructor(socket: WebSocket, endpoint: McpEndpoint, limits: ConnectionLimits, logger: Logger) {
     this.#socket = socket
     this.#limits = limits
+    this.#backlog = new SendBacklog(limits.sendBuffer)
     this.#session = new MessageSession(endpoint, {
       send: (text) => this.#send(text),
       close: (reason) => this.close(CloseCode.Normal, reason),
@@ -139,7 +142,7 @@ export class WebSocketConnection {
   #send(text: string): boolean {
     const socket = this.#socket
     if (this.#closing || socket.readyState !== socket.OPEN) return false
-    if (socket.bufferedAmount > this.#limits.maxBuffered) {
+    if (!this.#backlog.admit(socket.bufferedAmount)) {
       this.close(CloseCode.PolicyViolation, 'the client is not reading: send backlog over limit')
       return false
     }

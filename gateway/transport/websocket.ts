@@ -28,9 +28,6 @@ import { WebSocketConnection } from './websocket-connection.ts'
 /** The only subprotocol this transport speaks. */
 export const SUBPROTOCOL = 'mcp'
 
-/** A client whose unsent backlog exceeds this many maximum-size messages is dropped. */
-const BACKLOG_MESSAGES = 4
-
 const CONSTRAINT = 'mcpUpgrade'
 
 /** Marks this transport's routes in their Fastify route config. */
@@ -109,7 +106,7 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
   const policy = new OriginPolicy(route.allowed_origins)
   const limits = {
     maxMessageSize: route.websocket.max_message_size,
-    maxBuffered: BACKLOG_MESSAGES * route.websocket.max_message_size,
+    sendBuffer: { maxBytes: route.send_buffer.max_bytes, maxMessages: route.send_buffer.max_messages },
     pingIntervalMs: route.websocket.ping_interval * 1000,
     initializeTimeoutMs: route.websocket.initialize_timeout * 1000,
     idleTimeoutMs: route.websocket.idle_timeout * 1000,

@@ -62,6 +62,7 @@ t.test('defaults land everywhere', async (t) => {
       allowed_origins: [],
       max_sessions: 10000,
       max_followers: 16,
+      send_buffer: { max_bytes: 1048576, max_messages: 1024 },
       cache: { ttl_ms: 0, scope: 'private' },
       websocket: { ping_interval: 30, max_message_size: 4194304, initialize_timeout: 10, idle_timeout: 600 },
       options: {},
