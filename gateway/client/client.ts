@@ -25,7 +25,7 @@ import type {
 } from '../wire/mcp-types.ts'
 import { LATEST_STATEFUL_VERSION, isSupportedVersion } from '../wire/versions.ts'
 import { ProtocolError } from './errors.ts'
-import { Protocol, type RequestOptions } from './protocol.ts'
+import { Protocol, type NotificationHandler, type RequestHandler, type RequestOptions } from './protocol.ts'
 import type { Transport } from './transport.ts'
 import type {
   ClientEvents,
@@ -105,6 +105,54 @@ export class McpClient {
       await this.#protocol.close().catch(() => undefined)
       throw error
     }
+  }
+
+  /**
+   * Continues a session initialized earlier, maybe by another process (a gateway keeps its upstream
+   * sessions as data): no handshake, `server` is what that initialize answered and `sessionId` the
+   * session the transport carries. Installs the same handlers initialize would.
+   */
+  async resume(server: InitializeResult, sessionId: string | undefined, options: InitializeOptions = {}): Promise<void> {
+    if (this.#server !== undefined) throw new Error('McpClient: already initialized')
+    if (!isSupportedVersion(server.protocolVersion)) throw new ProtocolError(`Cannot resume a session of protocol version ${server.protocolVersion}`)
+    this.#events = options.on ?? {}
+    if (options.roots !== undefined) this.#roots = [...options.roots]
+    this.#installHandlers(options)
+    try {
+      await this.transport.start()
+      this.transport.setProtocolVersion?.(server.protocolVersion)
+      this.#server = server
+      await this.transport.resumeSession?.(sessionId)
+    } catch (error) {
+      await this.#protocol.close().catch(() => undefined)
+      throw error
+    }
+  }
+
+  /**
+   * Sends any request and resolves with its raw result: what a proxy uses for methods it forwards
+   * without interpreting them. Rejects like the typed methods.
+   */
+  request(method: string, params?: JsonObject, options?: RequestOptions): Promise<JsonObject> {
+    return this.#request(method, params, options)
+  }
+
+  /** Sends any notification (a proxy forwards the client's own). */
+  notify(method: string, params?: JsonObject): Promise<void> {
+    return this.#protocol.notify(method, params)
+  }
+
+  /**
+   * Answers the server's `method` requests with `handler` (replacing the built-in roots, sampling or
+   * elicitation handler); `extra.related` is the `context` of the request whose stream carried it.
+   */
+  onRequest(method: string, handler: RequestHandler): void {
+    this.#protocol.setRequestHandler(method, handler)
+  }
+
+  /** Runs `handler` on each of the server's `method` notifications (replacing the built-in one). */
+  onNotification(method: string, handler: NotificationHandler): void {
+    this.#protocol.setNotificationHandler(method, handler)
   }
 
   /** Replaces the exposed roots and tells the server (`notifications/roots/list_changed`). */

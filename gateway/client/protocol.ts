@@ -21,22 +21,33 @@ import type { Transport } from './transport.ts'
  * Per-request options: `timeoutMs` (the client's default otherwise), `onProgress` (called on each
  * progress notification; return `false` to cancel the request), `signal` (aborting cancels it).
  */
-export type RequestOptions = ClientRequestOptions & { signal?: AbortSignal }
+export type RequestOptions = ClientRequestOptions & {
+  signal?: AbortSignal
+  /**
+   * Opaque, handed back as `related` to the handlers of what the server sends on this request's own
+   * stream (a request or notification on its SSE stream), so a proxy knows which request it belongs to.
+   */
+  context?: unknown
+}
 
 /** What a handler of a server→client request receives besides its params. */
 export interface IncomingRequestExtra {
   requestId: RequestId
   /** Aborted when the server cancels its request; the answer is then not sent. */
   signal: AbortSignal
+  /** The `context` of the client request whose stream carried this one, when the transport can tell. */
+  related?: unknown
 }
 
 export type RequestHandler = (params: JsonObject, extra: IncomingRequestExtra) => JsonObject | Promise<JsonObject>
-export type NotificationHandler = (params: JsonObject) => void
+/** `related` is the `context` of the client request whose stream carried the notification, when known. */
+export type NotificationHandler = (params: JsonObject, related?: unknown) => void
 
 interface Pending {
   finish(error: Error | undefined, result?: JsonObject): void
   cancel(reason: string): void
   onProgress: ClientRequestOptions['onProgress']
+  context: unknown
 }
 
 export class Protocol {
@@ -57,7 +68,7 @@ export class Protocol {
   constructor(transport: Transport, defaultTimeoutMs: number) {
     this.transport = transport
     this.#timeoutMs = defaultTimeoutMs
-    transport.onmessage = (message) => this.#receive(message)
+    transport.onmessage = (message, relatedId) => this.#receive(message, relatedId)
     transport.onerror = (error) => this.#transportError(error)
     transport.onclose = () => this.#transportClosed()
   }
@@ -69,7 +80,7 @@ export class Protocol {
   /** Sends a request and resolves with its result; rejects with RpcError, TimeoutError, CancelledError or TransportError. */
   request(method: string, params?: JsonObject, options: RequestOptions = {}): Promise<JsonObject> {
     if (this.#closed) return Promise.reject(new TransportError('The client is closed'))
-    const { signal, onProgress } = options
+    const { signal, onProgress, context } = options
     if (signal?.aborted) return Promise.reject(new CancelledError(reasonOf(signal.reason)))
     const id = ++this.#nextId
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs
@@ -100,7 +111,7 @@ export class Protocol {
         finish(new TimeoutError(`${method} got no answer within ${timeoutMs} ms`, timeoutMs, { requestId: id }))
       }, timeoutMs)
       signal?.addEventListener('abort', onAbort, { once: true })
-      this.#pending.set(id, { finish, cancel, onProgress })
+      this.#pending.set(id, { finish, cancel, onProgress, context })
       this.transport.send(message).catch((error: unknown) => finish(asTransportError(error, id)))
     })
   }
@@ -136,7 +147,7 @@ export class Protocol {
     this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } }).catch(() => undefined)
   }
 
-  #receive(raw: JsonRpcMessage): void {
+  #receive(raw: JsonRpcMessage, relatedId?: RequestId): void {
     let incoming
     try {
       incoming = classify(raw)
@@ -161,13 +172,17 @@ export class Protocol {
         return
       }
       case 'notification':
-        return this.#notification(incoming.message.method, incoming.message.params ?? {})
+        return this.#notification(incoming.message.method, incoming.message.params ?? {}, this.#related(relatedId))
       case 'request':
-        void this.#serve(incoming.message)
+        void this.#serve(incoming.message, this.#related(relatedId))
     }
   }
 
-  #notification(method: string, params: JsonObject): void {
+  #related(relatedId: RequestId | undefined): unknown {
+    return relatedId === undefined ? undefined : this.#pending.get(relatedId)?.context
+  }
+
+  #notification(method: string, params: JsonObject, related: unknown): void {
     if (method === 'notifications/progress') return this.#progress(params)
     if (method === 'notifications/cancelled') {
       this.#incoming.get(params.requestId as RequestId)?.abort(params.reason)
@@ -176,7 +191,7 @@ export class Protocol {
     const handler = this.#notificationHandlers.get(method)
     if (handler === undefined) return
     try {
-      handler(params)
+      handler(params, related)
     } catch (error) {
       this.onerror?.(error as Error)
     }
@@ -195,14 +210,14 @@ export class Protocol {
     if (verdict === false) pending.cancel('cancelled by the progress callback')
   }
 
-  async #serve(request: JsonRpcRequest): Promise<void> {
+  async #serve(request: JsonRpcRequest, related: unknown): Promise<void> {
     const { id, method } = request
     const handler = this.#requestHandlers.get(method)
     if (handler === undefined) return this.#answer(errorMessage(id, RpcCode.MethodNotFound, `Method not found: ${method}`))
     const controller = new AbortController()
     this.#incoming.set(id, controller)
     try {
-      const result = await handler(request.params ?? {}, { requestId: id, signal: controller.signal })
+      const result = await handler(request.params ?? {}, { requestId: id, signal: controller.signal, related })
       if (!controller.signal.aborted) this.#answer(resultMessage(id, result))
     } catch (error) {
       if (controller.signal.aborted) return

@@ -5,6 +5,8 @@
  * retry, no data) and the client must remember both to resume.
  */
 
+import { ProtocolError } from './errors.ts'
+
 export interface SseEvent {
   /** The `event` field, `message` when absent. */
   event: string
@@ -17,6 +19,13 @@ export interface SseEvent {
 
 export class SseParser {
   #buffer = ''
+  #dataLength = 0
+
+  /** Characters held for the event being read (its data lines and the unfinished line). */
+  get buffered(): number {
+    return this.#dataLength + this.#buffer.length
+  }
+
   #started = false
   #data: string[] = []
   #event = ''
@@ -56,6 +65,7 @@ export class SseParser {
     switch (field) {
       case 'data':
         this.#data.push(value)
+        this.#dataLength += value.length
         break
       case 'event':
         this.#event = value
@@ -76,6 +86,7 @@ export class SseParser {
     if (this.#id !== undefined) event.id = this.#id
     if (this.#retry !== undefined) event.retry = this.#retry
     this.#data = []
+    this.#dataLength = 0
     this.#event = ''
     this.#id = undefined
     this.#retry = undefined
@@ -83,12 +94,22 @@ export class SseParser {
   }
 }
 
-/** The events of a response body, in order; an event cut off by the end of the body is dropped. */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+/**
+ * The events of a response body, in order; an event cut off by the end of the body is dropped. With
+ * `maxEventBytes`, an event (or a line) growing past it ends the stream with a ProtocolError.
+ */
+export async function* readSse(body: ReadableStream<Uint8Array>, maxEventBytes = Infinity): AsyncGenerator<SseEvent> {
   const parser = new SseParser()
   const decoder = new TextDecoder()
+  let pending = 0
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    yield* parser.push(decoder.decode(chunk, { stream: true }))
+    const events = parser.push(decoder.decode(chunk, { stream: true }))
+    pending = events.length > 0 ? parser.buffered : pending + chunk.byteLength
+    if (pending > maxEventBytes) {
+      await body.cancel().catch(() => undefined)
+      throw new ProtocolError(`The server sent an SSE event larger than ${maxEventBytes} bytes`)
+    }
+    yield* events
   }
   yield* parser.push(decoder.decode(), true)
 }

@@ -38,7 +38,16 @@ export interface StreamableHttpOptions {
   maxReconnects?: number
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch
+  /**
+   * close() ends the server's session with DELETE; default true. False when other processes continue
+   * the session (a gateway's upstream session is shared data), so only the connection is closed.
+   */
+  endSessionOnClose?: boolean
+  /** Largest JSON body or SSE event accepted from the server, in bytes; a larger one fails its request. Default 16 MiB. */
+  maxMessageBytes?: number
 }
+
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 /** A stream being followed: the request it answers (none for the standalone stream) and where to resume. */
 interface Stream {
@@ -51,7 +60,7 @@ interface Stream {
 const TIMEOUT = Symbol('timeout')
 
 export class StreamableHttpTransport implements Transport {
-  onmessage?: (message: JsonRpcMessage) => void
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
   onclose?: () => void
   onerror?: (error: Error) => void
 
@@ -84,6 +93,12 @@ export class StreamableHttpTransport implements Transport {
     this.#protocolVersion = version
   }
 
+  async resumeSession(sessionId: string | undefined): Promise<void> {
+    if (this.#closed) throw new TransportError('The transport is closed')
+    this.#sessionId = sessionId
+    if (this.#options.standaloneStream !== false) await this.#openStandalone()
+  }
+
   async send(message: JsonRpcMessage): Promise<void> {
     if (this.#closed) throw new TransportError('The transport is closed')
     await this.#post(message)
@@ -114,7 +129,7 @@ export class StreamableHttpTransport implements Transport {
         streaming = true
         void this.#follow(response, { requestId, signal: controller.signal }).finally(() => this.#untrack(controller, requestId))
       } else if (type.includes('application/json')) {
-        this.#deliverJson(await response.text(), requestId)
+        this.#deliverJson(await this.#boundedText(response, requestId), requestId)
       } else {
         await response.body?.cancel()
         throw new TransportError(`POST answered ${response.status} with an unexpected content type "${type}"`, { requestId, status: response.status })
@@ -130,7 +145,7 @@ export class StreamableHttpTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    if (this.#sessionId !== undefined) {
+    if (this.#sessionId !== undefined && this.#options.endSessionOnClose !== false) {
       try {
         const response = await this.#request('DELETE', {}, new AbortController().signal, { timeoutMs: this.#timeoutMs })
         await response.body?.cancel()
@@ -158,6 +173,29 @@ export class StreamableHttpTransport implements Transport {
     if (requestId !== undefined && this.#requests.get(requestId) === controller) this.#requests.delete(requestId)
   }
 
+  /** The body as text, refused (and the connection dropped) past maxMessageBytes. */
+  async #boundedText(response: Response, requestId: RequestId | undefined): Promise<string> {
+    const limit = this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    const declared = Number(response.headers.get('content-length') ?? NaN)
+    const tooLarge = (): ProtocolError => new ProtocolError(`The server's answer is larger than ${limit} bytes`, { requestId })
+    if (declared > limit) {
+      await response.body?.cancel()
+      throw tooLarge()
+    }
+    if (response.body === null) return ''
+    const chunks: Uint8Array[] = []
+    let size = 0
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength
+      if (size > limit) {
+        await response.body.cancel().catch(() => undefined)
+        throw tooLarge()
+      }
+      chunks.push(chunk)
+    }
+    return Buffer.concat(chunks).toString('utf8')
+  }
+
   #deliverJson(text: string, requestId: RequestId | undefined): void {
     let body: unknown
     try {
@@ -165,7 +203,7 @@ export class StreamableHttpTransport implements Transport {
     } catch {
       throw new ProtocolError(`The server answered with invalid JSON: ${text.slice(0, 200)}`, { requestId })
     }
-    for (const message of Array.isArray(body) ? body : [body]) this.onmessage?.(message as JsonRpcMessage)
+    for (const message of Array.isArray(body) ? body : [body]) this.onmessage?.(message as JsonRpcMessage, requestId)
   }
 
   /** Reads an SSE stream to its end, resuming it with GET + Last-Event-ID while it may still carry an answer. */
@@ -209,7 +247,7 @@ export class StreamableHttpTransport implements Transport {
     let events = 0
     if (response.body === null) return { answered, events }
     try {
-      for await (const event of readSse(response.body)) {
+      for await (const event of readSse(response.body, this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)) {
         events++
         if (event.id !== undefined) stream.lastEventId = event.id
         if (event.retry !== undefined) stream.retryMs = event.retry
@@ -222,9 +260,10 @@ export class StreamableHttpTransport implements Transport {
           continue
         }
         if (stream.requestId !== undefined && !('method' in message) && message.id === stream.requestId) answered = true
-        this.onmessage?.(message)
+        this.onmessage?.(message, stream.requestId)
       }
-    } catch {
+    } catch (error) {
+      if (error instanceof ProtocolError) this.onerror?.(new ProtocolError(error.message, { requestId: stream.requestId }))
       // A dropped connection ends the loop like a clean end; #follow decides whether to resume.
     }
     return { answered, events }

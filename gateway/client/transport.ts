@@ -8,7 +8,7 @@
  *
  * Implementations: `streamable-http.ts`, `websocket.ts`, `stdio.ts`.
  */
-import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
+import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 
 export interface Transport {
   /** Opens the connection (spawns the process, opens the socket); HTTP has nothing to open. Rejects with TransportError. */
@@ -23,8 +23,11 @@ export interface Transport {
   /** Closes the connection and ends the session where the transport has one (HTTP DELETE); idempotent. */
   close(): Promise<void>
 
-  /** Every message the server sends, in the order the wire delivered it. */
-  onmessage?: (message: JsonRpcMessage) => void
+  /**
+   * Every message the server sends, in the order the wire delivered it. `relatedId` names the client
+   * request whose own stream carried it (an SSE stream answering a POST), when the transport knows.
+   */
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
 
   /** Called once when the connection is gone, whether `close()` or the other side ended it. */
   onclose?: () => void
@@ -38,6 +41,12 @@ export interface Transport {
 
   /** Told the negotiated protocol version after initialize (HTTP sends it as MCP-Protocol-Version). */
   setProtocolVersion?(version: string): void
+
+  /**
+   * Continues a session that another process (or an earlier connection) initialized: carries `sessionId`
+   * from now on and opens what initialize would have opened (HTTP: the standalone GET stream).
+   */
+  resumeSession?(sessionId: string | undefined): Promise<void>
 
   /** The session id the server issued, where the transport carries one (HTTP `mcp-session-id`). */
   readonly sessionId?: string | undefined

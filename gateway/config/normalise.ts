@@ -12,7 +12,9 @@ type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
 /** The document as `schema.json` guarantees it after defaults: capabilities still in YAML shorthand, the store's type maybe absent. */
 export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes' | 'store'> {
   store: Omit<StoreConfig, 'type'> & { type?: StoreConfig['type'] }
-  routes: Array<Omit<RouteConfig, 'capabilities'> & {
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler'> & {
+    handler?: string
+    upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
   }>
 }
@@ -33,7 +35,9 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     metrics: { ...doc.metrics },
     routes: doc.routes.map((route) => ({
       ...route,
-      handler: path.resolve(folder, route.handler),
+      handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
+      upstreams: (route.upstreams ?? []).map((upstream) => ({ ...upstream, headers: { ...upstream.headers }, env: { ...upstream.env }, pool: { ...upstream.pool } })),
+      tools: { ...route.tools, deny: [...route.tools.deny], rename: { ...route.tools.rename } },
       transports: [...route.transports],
       server: { ...route.server },
       capabilities: capabilities(route.capabilities),

@@ -14,11 +14,43 @@ export interface CapabilitiesConfig {
   tools: { list_changed: boolean } | false
 }
 
-export interface RouteConfig {
+/** One upstream MCP server of a proxy route (see README "Proxy routes"); durations in seconds. */
+export interface UpstreamConfig {
+  /** `[a-z0-9-]{1,24}`: the prefix of its component names and its label in logs. */
+  name: string
+  /** Streamable HTTP (`http(s)://`) or WebSocket (`ws(s)://`); absent for a stdio upstream. */
+  url?: string
+  /** Sent on every upstream request: the upstream's own credentials (the client's are never forwarded). */
+  headers: Record<string, string>
+  /** One upstream request; undefined means the route's read_timeout. */
+  timeout?: number
+  /** This upstream's deadline within an aggregated list. */
+  list_timeout: number
+  /** Seconds between active pings while healthy (the upper bound of the backoff while down). */
+  health_interval: number
+  /** Largest message accepted from the upstream, in bytes. */
+  max_message_size: number
+  /** stdio: the command line of the child (served by the stdio pool). */
+  command?: string[]
+  env: Record<string, string>
+  isolation: 'shared' | 'session' | 'principal'
+  pool: { min: number; max: number; idle_timeout: number }
+}
+
+/** How a proxy route names and filters upstream components. */
+export interface ProxyNaming {
+  prefix: 'auto' | 'always' | 'never'
+  separator: string
+  tools: { allow?: string[]; deny: string[]; rename: Record<string, string> }
+}
+
+export interface RouteConfig extends ProxyNaming {
   /** URL path, starting with `/`. Unique across routes. */
   location: string
-  /** Absolute path of the handler module (resolved against the config file's folder). */
-  handler: string
+  /** Absolute path of the handler module (resolved against the config file's folder); none on a pure proxy route. */
+  handler: string | undefined
+  /** The upstream servers of a proxy route; empty for a route served by its handler alone. */
+  upstreams: UpstreamConfig[]
   transports: TransportName[]
   server: {
     name: string

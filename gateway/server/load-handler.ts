@@ -7,8 +7,12 @@ import { pathToFileURL } from 'node:url'
 import { EdgeError } from '../wire/errors.ts'
 import { defineHandler, isHandler, type Handler } from '../registry/define-handler.ts'
 
+/** A route without a handler module (a pure proxy route) registers nothing of its own. */
+const NO_COMPONENTS = defineHandler(() => undefined)
+
 /** The module's handler: its default export made by `defineHandler`, or a plain setup function. */
-export async function loadHandler(file: string): Promise<Handler> {
+export async function loadHandler(file: string | undefined): Promise<Handler> {
+  if (file === undefined) return NO_COMPONENTS
   try {
     await access(file)
   } catch {

@@ -36,7 +36,7 @@ export function isStoreMessage(message: unknown): message is StoreMessage {
  * it compares equal to the record that was stored.
  */
 export function reviveRecord(raw: SessionRecord): SessionRecord {
-  return {
+  const record: SessionRecord = {
     id: raw.id,
     route: raw.route,
     protocolVersion: raw.protocolVersion,
@@ -49,4 +49,6 @@ export function reviveRecord(raw: SessionRecord): SessionRecord {
     subscriptions: raw.subscriptions ?? [],
     hidden: raw.hidden ?? [],
   }
+  if (raw.upstreams !== undefined) record.upstreams = raw.upstreams
+  return record
 }

@@ -3,19 +3,25 @@
  * string: the part the scripts change, as a JSON array they can rewrite, a newline, then the JSON of
  * what never changes, which the scripts carry along untouched:
  *
- *   [version,lastSeq,idleTtlMs,"route",initialized,"level"|null,[subscriptions],[hidden]]
+ *   [version,lastSeq,idleTtlMs,"route",initialized,"level"|null,[subscriptions],[hidden](,{upstream:"<json>"})]
  *   [protocolVersion,clientInfo|null,clientCapabilities,principal|null,createdAt]
+ *
+ * The ninth item, present only on a proxy route's sessions that opened an upstream session, maps
+ * upstream names to their session as a JSON string, which the scripts carry without reading.
  */
 import type { LogLevel } from '../wire/mcp-types.ts'
-import type { SessionChange, SessionRecord, StoredEvent } from './store.ts'
+import type { SessionChange, SessionRecord, StoredEvent, UpstreamSession } from './store.ts'
 import { eventId } from './store.ts'
 
-type Mutable = [number, number, number, string, 0 | 1, LogLevel | null, string[] | object, string[] | object]
+type Mutable = [number, number, number, string, 0 | 1, LogLevel | null, string[] | object, string[] | object, Record<string, string>?]
 type Fixed = [string, SessionRecord['clientInfo'] | null, SessionRecord['clientCapabilities'], string | null, number]
 
 /** The string `create` stores for a new record. */
 export function encodeRecord(record: SessionRecord, idleTtlMs: number): string {
   const mutable: Mutable = [0, 0, idleTtlMs, record.route, record.initialized ? 1 : 0, record.logLevel ?? null, record.subscriptions, record.hidden]
+  if (record.upstreams !== undefined) {
+    mutable.push(Object.fromEntries(Object.entries(record.upstreams).map(([name, session]) => [name, JSON.stringify(session)])))
+  }
   const fixed: Fixed = [record.protocolVersion, record.clientInfo ?? null, record.clientCapabilities, record.principal ?? null, record.createdAt]
   return `${JSON.stringify(mutable)}\n${JSON.stringify(fixed)}`
 }
@@ -23,10 +29,9 @@ export function encodeRecord(record: SessionRecord, idleTtlMs: number): string {
 /** The record, its version and idle TTL from the stored string. */
 export function decodeRecord(id: string, raw: string): { record: SessionRecord; version: number; idleTtlMs: number } {
   const newline = raw.indexOf('\n')
-  const [version, , idleTtlMs, route, initialized, logLevel, subscriptions, hidden] = JSON.parse(raw.slice(0, newline)) as Mutable
+  const [version, , idleTtlMs, route, initialized, logLevel, subscriptions, hidden, upstreams] = JSON.parse(raw.slice(0, newline)) as Mutable
   const [protocolVersion, clientInfo, clientCapabilities, principal, createdAt] = JSON.parse(raw.slice(newline + 1)) as Fixed
-  return {
-    record: {
+  const record: SessionRecord = {
       id,
       route,
       protocolVersion,
@@ -39,10 +44,11 @@ export function decodeRecord(id: string, raw: string): { record: SessionRecord; 
       // Lua's cjson writes an empty table as {}; the scripts avoid it, this guards the rest.
       subscriptions: Array.isArray(subscriptions) ? subscriptions : [],
       hidden: Array.isArray(hidden) ? hidden : [],
-    },
-    version,
-    idleTtlMs,
   }
+  if (upstreams !== undefined && Object.keys(upstreams).length > 0) {
+    record.upstreams = Object.fromEntries(Object.entries(upstreams).map(([name, json]) => [name, JSON.parse(json) as UpstreamSession]))
+  }
+  return { record, version, idleTtlMs }
 }
 
 /** A change as the update script's kind and value arguments. */
@@ -52,6 +58,7 @@ export function encodeChange(change: SessionChange): [string, string] {
   if ('subscribe' in change) return ['+s', change.subscribe]
   if ('unsubscribe' in change) return ['-s', change.unsubscribe]
   if ('hide' in change) return ['+h', change.hide]
+  if ('upstream' in change) return ['u', `${change.upstream}\n${change.session === null ? '' : JSON.stringify(change.session)}`]
   return ['-h', change.show]
 }
 

@@ -34,10 +34,15 @@ local function open(raw)
   local newline = string.find(raw, '\\n', 1, true)
   return cjson.decode(string.sub(raw, 1, newline - 1)), string.sub(raw, newline)
 end
+-- The upstream sessions (name -> JSON string), left out while there are none.
+local function upstreams(u)
+  if u == nil or u == cjson.null or next(u) == nil then return '' end
+  return ',' .. cjson.encode(u)
+end
 local function seal(m, rest)
   local level = m[6] == cjson.null and 'null' or cjson.encode(m[6])
   return '[' .. m[1] .. ',' .. m[2] .. ',' .. m[3] .. ',' .. cjson.encode(m[4]) .. ',' .. m[5] .. ',' .. level
-    .. ',' .. list(m[7]) .. ',' .. list(m[8]) .. ']' .. rest
+    .. ',' .. list(m[7]) .. ',' .. list(m[8]) .. upstreams(m[9]) .. ']' .. rest
 end
 `
 
@@ -59,7 +64,10 @@ const get = `local raw = redis.call('GET', KEYS[1])
 if not raw then return nil end
 return {redis.call('PTTL', KEYS[1]), raw}`
 
-/** KEYS: s. ARGV: change kind (i, l, +s, -s, +h, -h), value, invalidation channel, id → {pttl, record} or nil. */
+/**
+ * KEYS: s. ARGV: change kind (i, l, +s, -s, +h, -h, u), value, invalidation channel, id → {pttl, record}
+ * or nil. The value of `u` is "<upstream>\n<session JSON>", an empty JSON forgetting the upstream.
+ */
 const update = `${LIB}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return nil end
@@ -69,6 +77,13 @@ if kind == 'i' then
   m[5] = 1
 elseif kind == 'l' then
   m[6] = value
+elseif kind == 'u' then
+  local newline = string.find(value, '\\n', 1, true)
+  local name, session = string.sub(value, 1, newline - 1), string.sub(value, newline + 1)
+  local u = m[9]
+  if u == nil or u == cjson.null then u = {} end
+  if session == '' then u[name] = nil else u[name] = session end
+  m[9] = u
 else
   local items = string.sub(kind, 2) == 's' and m[7] or m[8]
   local at = nil

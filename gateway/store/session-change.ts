@@ -1,5 +1,5 @@
 /** How a `SessionChange` alters a record; shared by every backend so they agree on the result. */
-import type { SessionChange, SessionRecord } from './store.ts'
+import type { SessionChange, SessionRecord, UpstreamSession } from './store.ts'
 
 /** Applies `change` to `record` in place. */
 export function applyChange(record: SessionRecord, change: SessionChange): void {
@@ -9,6 +9,16 @@ export function applyChange(record: SessionRecord, change: SessionChange): void 
   else if ('unsubscribe' in change) removeAll(record.subscriptions, change.unsubscribe)
   else if ('hide' in change) addOnce(record.hidden, change.hide)
   else if ('show' in change) removeAll(record.hidden, change.show)
+  else if ('upstream' in change) setUpstream(record, change.upstream, change.session)
+}
+
+// A new object rather than a change in place: a worker may still hold the previous record.
+function setUpstream(record: SessionRecord, name: string, session: UpstreamSession | null): void {
+  const upstreams = { ...record.upstreams }
+  if (session === null) delete upstreams[name]
+  else upstreams[name] = session
+  if (Object.keys(upstreams).length === 0) delete record.upstreams
+  else record.upstreams = upstreams
 }
 
 function addOnce(list: string[], value: string): void {

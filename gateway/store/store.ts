@@ -7,7 +7,7 @@
  * in flight, server→client requests awaiting an answer) is local and lives in protocol/live-sessions.ts.
  */
 import { EdgeError } from '../wire/errors.ts'
-import type { ClientCapabilities, Implementation, LogLevel } from '../wire/mcp-types.ts'
+import type { ClientCapabilities, Implementation, LogLevel, ServerCapabilities } from '../wire/mcp-types.ts'
 
 /** Everything a worker needs to serve any request of a session. Small: it is read on every request. */
 export interface SessionRecord {
@@ -27,6 +27,17 @@ export interface SessionRecord {
   subscriptions: string[]
   /** Components disabled for this session only, as `kind:name` keys. */
   hidden: string[]
+  /** A proxy route's upstream sessions, by upstream name: any worker continues them without a handshake. */
+  upstreams?: Record<string, UpstreamSession>
+}
+
+/** What an upstream's initialize settled, kept so that another worker continues the session. */
+export interface UpstreamSession {
+  /** The upstream's `mcp-session-id`; absent for a transport without one (WebSocket, stdio). */
+  readonly id?: string
+  readonly protocolVersion: string
+  readonly capabilities: ServerCapabilities
+  readonly serverInfo: Implementation
 }
 
 /** A change to a session record; the store applies it atomically and tells every worker. */
@@ -37,6 +48,8 @@ export type SessionChange =
   | { unsubscribe: string }
   | { hide: string }
   | { show: string }
+  /** Keeps (or, with null, forgets) the session of one upstream. */
+  | { upstream: string; session: UpstreamSession | null }
 
 /** One SSE event kept for replay. */
 export interface StoredEvent {

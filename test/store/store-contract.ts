@@ -133,6 +133,24 @@ export function storeContract(t: Test, name: string, makeStore: MakeStore): void
       t.equal(await store.update('nobody', { initialized: true }), undefined, 'an unknown session')
     })
 
+    t.test('upstream sessions: kept per upstream, replaced, forgotten, and seen by every reader', async (t) => {
+      const store = await fresh(t)
+      await store.create(sessionRecord('s1'), HOUR_MS)
+      const docs = { id: 'u-1', protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: true }, logging: {} }, serverInfo: { name: 'docs', version: '1.0.0' } }
+      const ws = { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'ws "quoted"/\\ ü', version: '2' } }
+      t.same((await store.update('s1', { upstream: 'docs', session: docs }))?.upstreams, { docs }, 'the first upstream session')
+      await store.update('s1', { logLevel: 'info' })
+      t.same((await store.update('s1', { upstream: 'ws', session: ws }))?.upstreams, { docs, ws }, 'another beside it, other changes between them kept')
+      const renewed = { ...docs, id: 'u-2' }
+      t.same((await store.update('s1', { upstream: 'docs', session: renewed }))?.upstreams, { docs: renewed, ws }, 'a re-initialized one replaces it')
+      t.same((await store.get('s1'))?.upstreams, { docs: renewed, ws }, 'get sees them')
+      t.equal((await store.get('s1'))?.logLevel, 'info')
+      t.same((await store.update('s1', { upstream: 'ws', session: null }))?.upstreams, { docs: renewed }, 'forgotten')
+      t.same((await store.update('s1', { upstream: 'docs', session: null }))?.upstreams, undefined, 'none left: the field is gone')
+      await store.update('s1', { subscribe: 'file:///x' })
+      t.same(await store.get('s1'), { ...sessionRecord('s1'), logLevel: 'info', subscriptions: ['file:///x'] }, 'the record is as before')
+    })
+
     t.test('delete ends the session; a second delete reports it gone', async (t) => {
       const store = await fresh(t)
       await store.create(sessionRecord('s1'), HOUR_MS)
