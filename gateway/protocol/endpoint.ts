@@ -28,6 +28,16 @@ import type { RequestStateCodec } from './stateless/request-state.ts'
 import { negotiateVersion } from '../wire/versions.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
+
+/**
+ * What a route serves beside its registry (a proxy route's upstreams): its methods laid over the
+ * route's own, told when a session ends here and when the endpoint closes, reported by /readyz.
+ */
+export interface EndpointExtension {
+  sessionEnded(record: SessionRecord | undefined, id: string): Promise<void>
+  report(): Record<string, unknown>
+  close(): void
+}
 /** Makes server→client request ids unique across workers: an answer may reach another worker of the session. */
 const PROCESS_TAG = randomUUID().slice(0, 8)
 
@@ -47,6 +57,7 @@ export class McpEndpoint implements ContextHost {
   #clientRequestSeq = 0
   /** False while the handler's setup runs: what it registers is no change to announce (see `setupDone`). */
   #announcing = false
+  #extension: EndpointExtension | undefined
 
   /** Serves this route's stateless (2026-07-28) requests, on any transport. */
   readonly stateless: StatelessDispatcher
@@ -189,8 +200,23 @@ export class McpEndpoint implements ContextHost {
     this.notifier.answer(record.id, message)
   }
 
+  /** Serves `methods` over the route's own and tells `extension` what it needs to know. */
+  extend(extension: EndpointExtension, methods: Record<string, MethodHandler>): void {
+    this.#extension = extension
+    for (const [name, handler] of Object.entries(methods)) this.#methods.set(name, handler)
+  }
+
+  get extension(): EndpointExtension | undefined {
+    return this.#extension
+  }
+
   /** Ends a session everywhere; false when it was unknown. */
   async deleteSession(id: string): Promise<boolean> {
+    const extension = this.#extension
+    if (extension !== undefined) {
+      const record = await this.store.get(id).catch(() => undefined)
+      await extension.sessionEnded(record, id).catch((error: unknown) => this.logger.warn({ err: error, sessionId: id }, 'ending upstream sessions failed'))
+    }
     const existed = await this.store.delete(id)
     this.notifier.ended(id)
     return existed
@@ -313,6 +339,7 @@ export class McpEndpoint implements ContextHost {
   }
 
   close(): void {
+    this.#extension?.close()
     this.notifier.listeners.endAll()
     this.notifier.close()
     for (const id of [...this.live.ids()]) this.live.end(id)

@@ -11,12 +11,18 @@ import { RouteServerImpl } from '../protocol/route-server.ts'
 import { mcp } from '../registry/components.ts'
 import { Registry } from '../registry/registry.ts'
 import type { SessionStore } from '../store/store.ts'
+import type { StdioTransports } from '../upstream/connect.ts'
+import { attachUpstreams } from '../upstream/attach.ts'
 
-/** Builds the endpoint of `route` and runs `handler`'s setup on it; throws what the setup throws (after closing it). */
-export async function buildEndpoint(route: RouteConfig, handler: Handler, store: SessionStore, logger: Logger, codec: RequestStateCodec): Promise<McpEndpoint> {
+/**
+ * Builds the endpoint of `route` and runs `handler`'s setup on it; a proxy route gets its upstreams
+ * (stdio ones through `stdio`). Throws what the setup throws (after closing it).
+ */
+export async function buildEndpoint(route: RouteConfig, handler: Handler, store: SessionStore, logger: Logger, codec: RequestStateCodec, stdio?: StdioTransports): Promise<McpEndpoint> {
   const endpoint = new McpEndpoint(route, new Registry({ pagination: route.pagination }), store, logger.child({ route: route.location }), codec)
   try {
     await handler.setup(mcp, new RouteServerImpl(endpoint))
+    if (route.upstreams.length > 0) attachUpstreams(endpoint, stdio)
   } catch (error) {
     endpoint.close()
     throw error

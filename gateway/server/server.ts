@@ -147,7 +147,11 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {
     const ready = await store.ready().catch(() => false)
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'store unavailable' })
+    const body: Record<string, unknown> = { status: ready ? 'ready' : 'store unavailable' }
+    // Proxy routes report each upstream as this worker sees it; a route serves (degraded) without them.
+    const upstreams = [...endpoints].filter(([, endpoint]) => endpoint.extension !== undefined)
+    if (upstreams.length > 0) body.upstreams = Object.fromEntries(upstreams.map(([location, endpoint]) => [location, endpoint.extension!.report()]))
+    return reply.code(ready ? 200 : 503).send(body)
   })
 
   return {

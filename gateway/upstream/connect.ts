@@ -1,0 +1,55 @@
+/**
+ * The wire to one upstream, chosen by its config: `http(s)://` Streamable HTTP, `ws(s)://` WebSocket
+ * (subprotocol mcp), or `command` (stdio), whose transports come from the stdio pool through
+ * `StdioTransports`: per key, a Transport that behaves like a dedicated connection to the server.
+ *
+ * Only the route's configured `headers` travel upstream: the downstream client's Authorization and
+ * other headers never reach this layer, so they cannot be forwarded.
+ */
+import type { UpstreamConfig } from '../config/types.ts'
+import { StreamableHttpTransport } from '../client/streamable-http.ts'
+import type { Transport } from '../client/transport.ts'
+import { WebSocketTransport } from '../client/websocket.ts'
+
+/** Who a stdio transport is for, so that `isolation: session | principal` can pick the child. */
+export interface StdioKey {
+  readonly session?: string
+  readonly principal?: string
+}
+
+/** The stdio pool's seam: a Transport for `upstream` and `key`, and shutdown of every child. */
+export interface StdioTransports {
+  transport(upstream: UpstreamConfig, key: StdioKey): Transport
+  close(): Promise<void>
+}
+
+/** Milliseconds to wait for an upstream WebSocket handshake. */
+const CONNECT_TIMEOUT_MS = 10_000
+
+/** A fresh transport to `upstream`; throws when it is a stdio upstream and no pool was given. */
+export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTransports | undefined, timeoutMs: number): Transport {
+  if (upstream.url === undefined) {
+    if (stdio === undefined) throw new Error(`upstream ${upstream.name}: stdio upstreams need the stdio pool, which this gateway does not have`)
+    return stdio.transport(upstream, key)
+  }
+  const url = new URL(upstream.url)
+  if (url.protocol === 'ws:' || url.protocol === 'wss:') {
+    return new WebSocketTransport({
+      url,
+      headers: upstream.headers,
+      connectTimeoutMs: Math.min(CONNECT_TIMEOUT_MS, timeoutMs),
+      maxPayload: upstream.max_message_size,
+    })
+  }
+  return new StreamableHttpTransport({
+    url,
+    headers: upstream.headers,
+    timeoutMs,
+    // The upstream session is shared data: a worker dropping its connection must not end it.
+    endSessionOnClose: false,
+    maxMessageBytes: upstream.max_message_size,
+    // A stream that breaks is resumed once quickly; the request's own timeout bounds the rest.
+    reconnectDelayMs: 100,
+    maxReconnects: 2,
+  })
+}

@@ -1,0 +1,25 @@
+/**
+ * Upstream failures in words fit for a client and /readyz: what went wrong, never the upstream's URL
+ * (it may carry a token in its query) nor internal error text.
+ */
+import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
+
+/** True when the failure says the upstream cannot be reached or used (not that it refused a request). */
+export function isUnavailability(error: unknown): boolean {
+  return error instanceof TransportError || error instanceof TimeoutError || error instanceof ProtocolError
+}
+
+/** A short, safe description of an upstream failure. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof TimeoutError) return `no answer within ${error.timeoutMs} ms`
+  if (error instanceof TransportError) {
+    if (error.status !== undefined) return `HTTP ${error.status}`
+    const cause = (error.cause as { cause?: { code?: unknown }; code?: unknown } | undefined)
+    const code = cause?.cause?.code ?? cause?.code
+    return typeof code === 'string' ? `connection failed (${code})` : 'connection failed or closed'
+  }
+  if (error instanceof ProtocolError) return 'it broke the protocol (an invalid or oversize message)'
+  if (error instanceof CancelledError) return 'cancelled'
+  if (error instanceof RpcError) return error.message
+  return 'unexpected failure'
+}

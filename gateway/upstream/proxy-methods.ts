@@ -1,0 +1,214 @@
+/**
+ * The method table of a proxy route, laid over the route's own: lists aggregate the local registry
+ * and every upstream; a call goes to the local component when the name is local, else to the
+ * upstream the name or URI leads to. Methods the route's capabilities switch off stay absent.
+ *
+ *   tools/call "docs__search" ─► local tool? ─► no ─► index/name ─► docs "search" ─► result | isError "unavailable"
+ *   resources/read uri        ─► local? ─► no ─► listed URI or template match ─► upstream (URI unchanged)
+ */
+import { RpcError } from '../client/errors.ts'
+import { McpError, RpcCode } from '../errors.ts'
+import type { RequestContext } from '../protocol/context.ts'
+import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { JsonObject } from '../protocol/mcp-types.ts'
+import { completionMethods } from '../protocol/methods/completion.ts'
+import type { MethodHandler, MethodTable } from '../protocol/methods/index.ts'
+import { loggingMethods } from '../protocol/methods/logging.ts'
+import { hiddenOf } from '../protocol/methods/params.ts'
+import { promptMethods } from '../protocol/methods/prompts.ts'
+import { resourceMethods, subscriptionMethods } from '../protocol/methods/resources.ts'
+import { toolMethods } from '../protocol/methods/tools.ts'
+import type { SessionRecord } from '../store/store.ts'
+import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
+import { describeFailure, isUnavailability } from './failure.ts'
+import type { ProxyRoute, Target } from './proxy-route.ts'
+
+/** Which server capability a list needs. */
+const CAPABILITY: Readonly<Record<ListKind, 'tools' | 'prompts' | 'resources'>> = {
+  tools: 'tools', prompts: 'prompts', resources: 'resources', resourceTemplates: 'resources',
+}
+
+/** The proxy's methods for every method `endpoint` serves today. */
+export function proxyMethods(proxy: ProxyRoute): MethodTable {
+  const table: MethodTable = {
+    'tools/list': (_e, record, params) => aggregate(proxy, 'tools', record, params),
+    'prompts/list': (_e, record, params) => aggregate(proxy, 'prompts', record, params),
+    'resources/list': (_e, record, params) => aggregate(proxy, 'resources', record, params),
+    'resources/templates/list': (_e, record, params) => aggregate(proxy, 'resourceTemplates', record, params),
+    'tools/call': (endpoint, record, params, ctx) => {
+      const name = stringParam(params.name, 'tools/call needs params.name (a string)')
+      if (endpoint.registry.tool(name) !== undefined) return toolMethods['tools/call']!(endpoint, record, params, ctx)
+      return callTool(proxy, record, name, params, ctx)
+    },
+    'prompts/get': async (endpoint, record, params, ctx) => {
+      const name = stringParam(params.name, 'prompts/get needs params.name (a string)')
+      if (endpoint.registry.prompt(name) !== undefined) return promptMethods['prompts/get']!(endpoint, record, params, ctx)
+      const target = await resolve(proxy, record, 'prompt', name)
+      if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown prompt: ${name}`)
+      return proxy.passThrough(record, target, 'prompts/get', { ...params, name: target.name }, ctx)
+    },
+    'resources/read': async (endpoint, record, params, ctx) => {
+      const uri = stringParam(params.uri, 'resources/read needs params.uri (a string)')
+      if (endpoint.registry.resolveResource(uri, hiddenOf(record)) !== undefined) return resourceMethods['resources/read']!(endpoint, record, params, ctx)
+      const upstream = await resolveUri(proxy, record, uri)
+      if (upstream === undefined) throw new McpError(RpcCode.ResourceNotFound, `Resource not found: ${uri}`, { uri })
+      return proxy.passThrough(record, { upstream, name: uri }, 'resources/read', params, ctx)
+    },
+    'resources/subscribe': (endpoint, record, params, ctx) => subscription(proxy, 'resources/subscribe', endpoint, record, params, ctx),
+    'resources/unsubscribe': (endpoint, record, params, ctx) => subscription(proxy, 'resources/unsubscribe', endpoint, record, params, ctx),
+    'completion/complete': async (endpoint, record, params, ctx) => {
+      const ref = (params.ref ?? {}) as JsonObject
+      const local = completionMethods['completion/complete']!
+      if (ref.type === 'ref/prompt' && typeof ref.name === 'string' && endpoint.registry.prompt(ref.name) === undefined) {
+        const target = await resolve(proxy, record, 'prompt', ref.name)
+        if (target !== undefined) return proxy.passThrough(record, target, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, ctx)
+      }
+      if (ref.type === 'ref/resource' && typeof ref.uri === 'string' && endpoint.registry.template(ref.uri) === undefined) {
+        const upstream = proxy.resolveTemplate(ref.uri)
+        if (upstream !== undefined) return proxy.passThrough(record, { upstream, name: ref.uri }, 'completion/complete', params, ctx)
+      }
+      return local(endpoint, record, params, ctx)
+    },
+    'logging/setLevel': async (endpoint, record, params, ctx) => {
+      const result = await loggingMethods['logging/setLevel']!(endpoint, record, params, ctx)
+      // Every upstream session this downstream session has; the ones opened later get it on initialize.
+      await Promise.all(Object.entries(record.upstreams ?? {}).map(async ([name, session]) => {
+        if (session.capabilities.logging === undefined || !proxy.upstreams.has(name)) return
+        await proxy.forward(record, name, 'logging/setLevel', { level: params.level as string }, undefined).catch((error: unknown) => {
+          proxy.endpoint.logger.warn({ upstream: name, reason: describeFailure(error) }, 'could not forward logging/setLevel')
+        })
+      }))
+      return result
+    },
+  }
+  const served: MethodTable = {}
+  for (const [method, handler] of Object.entries(table)) if (proxy.endpoint.method(method) !== undefined) served[method] = handler
+  return served
+}
+
+/** One page of an aggregated list: the local registry's part, then each upstream's, in config order. */
+async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecord, params: JsonObject): Promise<JsonObject> {
+  const cursor: AggregateCursor | undefined = params.cursor === undefined ? undefined : decodeCursor(params.cursor, proxy.names)
+  const items: JsonObject[] = []
+  const next: AggregateCursor = { u: {} }
+  if (cursor === undefined || cursor.l !== undefined) {
+    const page = localPage(proxy.endpoint, kind, cursor?.l, record) as { nextCursor?: string } & Record<string, unknown>
+    items.push(...(page[kind] as JsonObject[]))
+    if (page.nextCursor !== undefined) next.l = page.nextCursor
+  }
+  const unavailable: string[] = []
+  const asks = []
+  for (const name of cursor === undefined ? proxy.names : Object.keys(cursor.u)) {
+    if (proxy.isDown(name)) {
+      unavailable.push(name)
+      continue
+    }
+    const capabilities = proxy.link(record, proxy.upstreams.get(name)!).server?.capabilities ?? record.upstreams?.[name]?.capabilities
+    if (capabilities !== undefined && capabilities[CAPABILITY[kind]] === undefined) continue
+    const upstream = proxy.upstreams.get(name)!
+    const deadlineMs = upstream.list_timeout * 1000
+    const upstreamCursor = cursor?.u[name]
+    asks.push({ name, deadlineMs, page: () => proxy.forward(record, name, LIST_METHOD[kind], upstreamCursor === undefined ? {} : { cursor: upstreamCursor }, undefined, deadlineMs) })
+  }
+  const seen = new Set(items.map((item) => String(item.name ?? item.uri ?? item.uriTemplate)))
+  for (const page of await fanOut(asks, kind)) {
+    if ('failure' in page) {
+      // An upstream without this list (method not found) has nothing to add; anything else is an outage.
+      if (page.failure instanceof RpcError && page.failure.code === RpcCode.MethodNotFound) continue
+      if (!isUnavailability(page.failure) && !(page.failure instanceof RpcError)) proxy.health.get(page.name)?.failed(describeFailure(page.failure))
+      unavailable.push(page.name)
+      continue
+    }
+    proxy.learn(kind, page.name, page.items)
+    for (const item of page.items) {
+      const exposed = expose(proxy, kind, page.name, item)
+      if (exposed === undefined) continue
+      const key = String(exposed.name ?? exposed.uri ?? exposed.uriTemplate)
+      if (seen.has(key)) {
+        proxy.endpoint.logger.error({ upstream: page.name, name: key, list: kind }, 'two upstreams offer the same name; the first one keeps it')
+        continue
+      }
+      seen.add(key)
+      items.push(exposed)
+    }
+    if (page.nextCursor !== undefined) next.u[page.name] = page.nextCursor
+  }
+  const result: JsonObject = { [kind]: items }
+  if (next.l !== undefined || Object.keys(next.u).length > 0) result.nextCursor = encodeCursor(next)
+  if (unavailable.length > 0) result._meta = { [META_UNAVAILABLE]: unavailable }
+  return result
+}
+
+/** An upstream's item under its exposed name (tools and prompts), or undefined when the filters hide it. */
+function expose(proxy: ProxyRoute, kind: ListKind, upstream: string, item: JsonObject): JsonObject | undefined {
+  if (kind !== 'tools' && kind !== 'prompts') return item
+  if (typeof item.name !== 'string') return undefined
+  const exposed = kind === 'tools' ? proxy.naming.tool(upstream, item.name) : proxy.naming.prompt(upstream, item.name)
+  if (exposed === undefined) return undefined
+  const index = kind === 'tools' ? proxy.toolIndex : proxy.promptIndex
+  index.set(exposed, { upstream, name: item.name })
+  return exposed === item.name ? item : { ...item, name: exposed }
+}
+
+function localPage(endpoint: McpEndpoint, kind: ListKind, cursor: string | undefined, record: SessionRecord): object {
+  const hidden = hiddenOf(record)
+  const registry = endpoint.registry
+  switch (kind) {
+    case 'tools': return registry.listTools(cursor, hidden)
+    case 'prompts': return registry.listPrompts(cursor, hidden)
+    case 'resources': return registry.listResources(cursor, hidden)
+    case 'resourceTemplates': return registry.listResourceTemplates(cursor, hidden)
+  }
+}
+
+/** A tool call upstream; an unreachable upstream is an `isError` result the model can read, not a protocol error. */
+async function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+  const target = await resolve(proxy, record, 'tool', name)
+  if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
+  if (proxy.isDown(target.upstream)) return unavailableResult(target.upstream, proxy.health.get(target.upstream)?.reason)
+  try {
+    return await proxy.forward(record, target.upstream, 'tools/call', { ...params, name: target.name }, ctx)
+  } catch (error) {
+    if (error instanceof RpcError || ctx.signal.aborted) throw proxy.asClientError(target.upstream, error)
+    return unavailableResult(target.upstream, describeFailure(error))
+  }
+}
+
+function unavailableResult(upstream: string, reason: string | undefined): JsonObject {
+  const text = `The upstream server "${upstream}" is unavailable${reason === undefined ? '' : `: ${reason}`}. Try again later.`
+  return { content: [{ type: 'text', text }], isError: true, _meta: { [META_UNAVAILABLE]: [upstream] } }
+}
+
+/** Where a tool or prompt name leads; a name no list taught this worker yet (hashed, renamed) is learnt by listing once. */
+async function resolve(proxy: ProxyRoute, record: SessionRecord, kind: 'tool' | 'prompt', name: string): Promise<Target | undefined> {
+  const known = proxy.resolveName(kind, name)
+  if (known !== undefined) return known
+  await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, {})
+  return proxy.resolveName(kind, name)
+}
+
+async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string): Promise<string | undefined> {
+  const known = proxy.resolveUri(uri)
+  if (known !== undefined) return known
+  await Promise.all([aggregate(proxy, 'resources', record, {}), aggregate(proxy, 'resourceTemplates', record, {})])
+  return proxy.resolveUri(uri)
+}
+
+/** subscribe/unsubscribe: kept in the session (as on any route), and forwarded to the upstream serving the URI. */
+async function subscription(proxy: ProxyRoute, method: 'resources/subscribe' | 'resources/unsubscribe', endpoint: McpEndpoint, record: SessionRecord, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+  const uri = stringParam(params.uri, `${method} needs params.uri (a string)`)
+  const local: MethodHandler = subscriptionMethods[method]!
+  if (endpoint.registry.resolveResource(uri) === undefined) {
+    const upstream = await resolveUri(proxy, record, uri)
+    const capabilities = upstream === undefined ? undefined : proxy.link(record, proxy.upstreams.get(upstream)!).server?.capabilities
+    if (upstream !== undefined && capabilities?.resources?.subscribe === true) {
+      await proxy.passThrough(record, { upstream, name: uri }, method, { uri }, ctx)
+    }
+  }
+  return local(endpoint, record, params, ctx)
+}
+
+function stringParam(value: unknown, message: string): string {
+  if (typeof value !== 'string') throw new McpError(RpcCode.InvalidParams, message)
+  return value
+}

@@ -1,0 +1,258 @@
+/**
+ * A proxy route on one worker: its upstreams' links (one per downstream session and upstream, made
+ * on first use), their health, the indexes that map exposed names and URIs back to an upstream, and
+ * forwarding of one request with everything that belongs to it.
+ *
+ *   downstream request ──► endpoint (session record, ctx) ──► ProxyRoute.forward(upstream, method, params, ctx)
+ *                                                                  │  name mapped back, _meta kept
+ *                                                                  │  progress: ctx.progress ◄── upstream progress (own token)
+ *                                                                  │  cancel:   ctx.signal ──► notifications/cancelled (its id)
+ *                                                                  ▼
+ *                                      UpstreamLink (session from the record: no handshake) ──► upstream
+ */
+import type { Logger } from 'pino'
+import type { McpClient } from '../client/client.ts'
+import { CancelledError, RpcError } from '../client/errors.ts'
+import type { RequestOptions } from '../client/protocol.ts'
+import type { RouteConfig, UpstreamConfig } from '../config/types.ts'
+import { McpError, RpcCode } from '../errors.ts'
+import type { RequestContext } from '../protocol/context.ts'
+import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { JsonObject } from '../protocol/mcp-types.ts'
+import { UriTemplate } from '../registry/uri-template.ts'
+import type { SessionRecord, UpstreamSession } from '../store/store.ts'
+import type { ListKind } from './aggregate.ts'
+import type { StdioTransports } from './connect.ts'
+import { describeFailure, isUnavailability } from './failure.ts'
+import { UpstreamHealth, type HealthReport } from './health.ts'
+import { Naming, type Origin } from './names.ts'
+import { installRelay } from './relay.ts'
+import { UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
+
+/** The key of the probe links, which belong to no downstream session. */
+const PROBE = '\0probe'
+const PROBE_CLIENT = { name: 'mcp-edge-health', version: '0.1.0' }
+/** Milliseconds between sweeps of idle links. */
+const SWEEP_MS = 30_000
+
+/** Where a downstream request goes: an upstream, with the name it has there. */
+export type Target = Origin
+
+export class ProxyRoute implements LinkHost {
+  readonly endpoint: McpEndpoint
+  readonly route: RouteConfig
+  readonly naming: Naming
+  readonly stdio: StdioTransports | undefined
+  readonly upstreams: ReadonlyMap<string, UpstreamConfig>
+  readonly names: ReadonlySet<string>
+  readonly health = new Map<string, UpstreamHealth>()
+  /** Exposed tool and prompt names learnt from lists (hashed names need them). */
+  readonly toolIndex = new Map<string, Origin>()
+  readonly promptIndex = new Map<string, Origin>()
+  /** Resource URI → upstream, and per upstream its templates, learnt from lists. */
+  readonly resourceIndex = new Map<string, string>()
+  readonly templateIndex = new Map<string, Map<string, UriTemplate>>()
+  readonly #links = new Map<string, UpstreamLink>()
+  readonly #logger: Logger
+  readonly #sweeper: NodeJS.Timeout
+  readonly #idleMs: number
+
+  constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined) {
+    this.endpoint = endpoint
+    this.route = endpoint.route
+    this.stdio = stdio
+    this.#logger = endpoint.logger
+    this.upstreams = new Map(this.route.upstreams.map((upstream) => [upstream.name, upstream]))
+    this.names = new Set(this.upstreams.keys())
+    this.naming = new Naming(this.route, [...this.names])
+    this.#idleMs = this.route.longest_standby * 1000
+    for (const upstream of this.route.upstreams) {
+      const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
+      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger)
+      this.health.set(upstream.name, health)
+      health.start()
+    }
+    this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS)
+    this.#sweeper.unref()
+  }
+
+  // ---- LinkHost ------------------------------------------------------------------------------
+
+  timeoutMs(upstream: UpstreamConfig): number {
+    return (upstream.timeout ?? this.route.read_timeout) * 1000
+  }
+
+  relay(client: McpClient, link: UpstreamLink): void {
+    if (link.owner.session !== PROBE) installRelay(this.endpoint, client, link)
+  }
+
+  async save(link: UpstreamLink, session: UpstreamSession): Promise<void> {
+    const id = link.owner.session
+    if (id === '' || id === PROBE) return
+    await this.endpoint.store.update(id, { upstream: link.upstream.name, session })
+  }
+
+  async opened(client: McpClient, link: UpstreamLink): Promise<void> {
+    const id = link.owner.session
+    if (id === '' || id === PROBE || client.serverCapabilities?.logging === undefined) return
+    const record = await this.endpoint.store.get(id)
+    if (record?.logLevel !== undefined) await client.setLogLevel(record.logLevel).catch(() => undefined)
+  }
+
+  // ---- forwarding ----------------------------------------------------------------------------
+
+  /** The link of `record`'s session (or of the stateless pool of its principal) to `upstream`. */
+  link(record: SessionRecord, upstream: UpstreamConfig): UpstreamLink {
+    const session = record.id
+    const key = `${session === '' ? `\0stateless:${record.principal ?? ''}` : session}\0${upstream.name}`
+    let link = this.#links.get(key)
+    if (link === undefined) {
+      const owner: LinkOwner = {
+        session,
+        principal: record.principal,
+        clientCapabilities: record.clientCapabilities,
+        clientInfo: record.clientInfo,
+        protocolVersion: session === '' ? undefined : record.protocolVersion,
+      }
+      link = new UpstreamLink(this, upstream, owner)
+      this.#links.set(key, link)
+    }
+    return link
+  }
+
+  /**
+   * Sends one request upstream on behalf of `ctx`'s request: progress and cancellation follow it,
+   * and the upstream's own requests on its stream are asked of this request's client. Rejects with
+   * the upstream's RpcError, or with the failure that made it unavailable (health is told).
+   */
+  async forward(record: SessionRecord, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs?: number): Promise<JsonObject> {
+    const upstream = this.upstreams.get(name)!
+    const options: RequestOptions = { timeoutMs: timeoutMs ?? this.timeoutMs(upstream) }
+    if (ctx !== undefined) {
+      options.context = ctx
+      options.signal = ctx.signal
+      const token = ctx._meta?.progressToken
+      if (typeof token === 'string' || typeof token === 'number') options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
+    }
+    const health = this.health.get(name)!
+    try {
+      const result = await this.link(record, upstream).request(method, params, options, record.upstreams?.[name])
+      health.ok()
+      return result
+    } catch (error) {
+      if (isUnavailability(error) && !(ctx?.signal.aborted ?? false)) health.failed(describeFailure(error))
+      else if (error instanceof RpcError) health.ok()
+      throw error
+    }
+  }
+
+  /** Forwards a request whose answer goes back as it is: the upstream's errors become the client's. */
+  async passThrough(record: SessionRecord, target: Target, method: string, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+    try {
+      return await this.forward(record, target.upstream, method, params, ctx)
+    } catch (error) {
+      throw this.asClientError(target.upstream, error)
+    }
+  }
+
+  /** An upstream failure as the JSON-RPC error the downstream client gets. */
+  asClientError(name: string, error: unknown): McpError {
+    if (error instanceof RpcError) return new McpError(error.code, error.message, error.data)
+    if (error instanceof CancelledError) return new McpError(RpcCode.InternalError, 'Request cancelled')
+    return new McpError(RpcCode.InternalError, `Upstream "${name}" is unavailable: ${describeFailure(error)}`, { upstream: name })
+  }
+
+  /** True when the upstream is known to be down on this worker (calls answer at once instead of waiting). */
+  isDown(name: string): boolean {
+    return this.health.get(name)?.state === 'down'
+  }
+
+  // ---- names and URIs ------------------------------------------------------------------------
+
+  /** Where an exposed tool or prompt name leads, from the index or the name itself. */
+  resolveName(kind: 'tool' | 'prompt', exposed: string): Origin | undefined {
+    return (kind === 'tool' ? this.toolIndex : this.promptIndex).get(exposed) ?? this.naming.parse(exposed, kind)
+  }
+
+  /** The upstream serving `uri`: a listed resource, else the first listed template that matches. */
+  resolveUri(uri: string): string | undefined {
+    const listed = this.resourceIndex.get(uri)
+    if (listed !== undefined) return listed
+    for (const [name, templates] of this.templateIndex) {
+      for (const template of templates.values()) if (template.match(uri) !== undefined) return name
+    }
+    if (this.upstreams.size === 1) return this.upstreams.keys().next().value
+    return undefined
+  }
+
+  /** The upstream that listed the resource template `uriTemplate`. */
+  resolveTemplate(uriTemplate: string): string | undefined {
+    for (const [name, templates] of this.templateIndex) if (templates.has(uriTemplate)) return name
+    return this.upstreams.size === 1 ? this.upstreams.keys().next().value : undefined
+  }
+
+  /** Learns one upstream's list page: names and URIs map back to it from now on. */
+  learn(kind: ListKind, name: string, items: readonly JsonObject[]): void {
+    for (const item of items) {
+      if (kind === 'resources' && typeof item.uri === 'string') this.resourceIndex.set(item.uri, name)
+      if (kind === 'resourceTemplates' && typeof item.uriTemplate === 'string') {
+        let templates = this.templateIndex.get(name)
+        if (templates === undefined) this.templateIndex.set(name, (templates = new Map()))
+        if (!templates.has(item.uriTemplate)) {
+          try {
+            templates.set(item.uriTemplate, new UriTemplate(item.uriTemplate))
+          } catch {
+            // A template this gateway cannot parse is listed but cannot route reads.
+          }
+        }
+      }
+    }
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------
+
+  /** The downstream session ended here: end its upstream sessions too. */
+  async sessionEnded(record: SessionRecord | undefined, id: string): Promise<void> {
+    const ends: Promise<void>[] = []
+    for (const [key, link] of this.#links) {
+      if (link.owner.session !== id) continue
+      this.#links.delete(key)
+      ends.push(link.end(record?.upstreams?.[link.upstream.name]))
+    }
+    await Promise.all(ends)
+  }
+
+  /** Each upstream's health on this worker, for /readyz. */
+  report(): Record<string, HealthReport> {
+    return Object.fromEntries([...this.health].map(([name, health]) => [name, health.report()]))
+  }
+
+  close(): void {
+    clearInterval(this.#sweeper)
+    for (const health of this.health.values()) health.stop()
+    for (const link of this.#links.values()) link.close()
+    this.#links.clear()
+  }
+
+  async #probe(upstream: UpstreamConfig): Promise<void> {
+    const key = `${PROBE}\0${upstream.name}`
+    let link = this.#links.get(key)
+    if (link === undefined) {
+      const owner: LinkOwner = { session: PROBE, principal: undefined, clientCapabilities: {}, clientInfo: PROBE_CLIENT, protocolVersion: undefined }
+      link = new UpstreamLink(this, upstream, owner)
+      this.#links.set(key, link)
+    }
+    const timeoutMs = Math.min(this.timeoutMs(upstream), upstream.health_interval * 1000)
+    await link.request('ping', undefined, { timeoutMs }, undefined)
+    link.lastUsed = Date.now()
+  }
+
+  #sweep(): void {
+    const before = Date.now() - this.#idleMs
+    for (const [key, link] of this.#links) {
+      if (link.owner.session === PROBE || link.lastUsed > before) continue
+      this.#links.delete(key)
+      link.close()
+    }
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * One upstream session as this worker holds it: an McpClient on a transport to the upstream, for one
+ * downstream session (or one stateless pool key). The session itself is data in the store, so the
+ * first worker that needs it initializes it and every other one continues it without a handshake:
+ *
+ *   request ─► client? ──no──► stored session with an id (HTTP)? ──yes──► resume (no initialize)
+ *                 │                       │ no
+ *                 │                       └──► initialize (the downstream client's capabilities) ─► save
+ *                 ▼
+ *              client.request ─► HTTP 404 (the upstream forgot the session) ─► initialize once more, retry once
+ */
+import { McpClient } from '../client/client.ts'
+import { TransportError } from '../client/errors.ts'
+import type { RequestOptions } from '../client/protocol.ts'
+import type { InitializeResult } from '../client/types.ts'
+import type { UpstreamConfig } from '../config/types.ts'
+import type { ClientCapabilities, Implementation, JsonObject } from '../protocol/mcp-types.ts'
+import type { UpstreamSession } from '../store/store.ts'
+import { connect, type StdioKey, type StdioTransports } from './connect.ts'
+
+/** What a link needs from its route: how to reach the upstream, what to declare, where to save. */
+export interface LinkHost {
+  readonly stdio: StdioTransports | undefined
+  /** Milliseconds one upstream request may take. */
+  timeoutMs(upstream: UpstreamConfig): number
+  /** Installs the relay of the upstream's requests and notifications on a fresh client. */
+  relay(client: McpClient, link: UpstreamLink): void
+  /** Keeps the session where every worker finds it (a no-op for stateless pool links). */
+  save(link: UpstreamLink, session: UpstreamSession): Promise<void>
+  /** Called once a new upstream session exists (to forward the downstream's log level). */
+  opened(client: McpClient, link: UpstreamLink): Promise<void>
+}
+
+/** Who the link is for, as the upstream sees it. */
+export interface LinkOwner {
+  /** The downstream session id; empty for a stateless pool link. */
+  readonly session: string
+  readonly principal: string | undefined
+  readonly clientCapabilities: ClientCapabilities
+  readonly clientInfo: Implementation | undefined
+  /** The version the downstream negotiated, asked of the upstream too; the client's default when undefined. */
+  readonly protocolVersion: string | undefined
+}
+
+const GATEWAY_CLIENT: Implementation = { name: 'mcp-edge', version: '0.1.0' }
+
+export class UpstreamLink {
+  readonly upstream: UpstreamConfig
+  readonly owner: LinkOwner
+  /** When a request last used the link (the idle sweep closes old ones). */
+  lastUsed = Date.now()
+  readonly #host: LinkHost
+  #client: Promise<McpClient> | undefined
+  /** The upstream session id this link's client carries. */
+  #sessionId: string | undefined
+  #closed = false
+
+  constructor(host: LinkHost, upstream: UpstreamConfig, owner: LinkOwner) {
+    this.#host = host
+    this.upstream = upstream
+    this.owner = owner
+  }
+
+  /** The server's initialize result once known. */
+  server: InitializeResult | undefined
+
+  /**
+   * A ready client: this link's, or one continuing `stored` when another worker made (or remade) the
+   * session since. Rejects when the upstream cannot be reached.
+   */
+  client(stored: UpstreamSession | undefined): Promise<McpClient> {
+    this.lastUsed = Date.now()
+    if (this.#client !== undefined && (stored?.id === undefined || stored.id === this.#sessionId)) return this.#client
+    if (this.#client !== undefined) this.#drop()
+    const opening = this.#open(stored)
+    this.#client = opening
+    // A failed open is forgotten, so the next request tries again.
+    opening.catch(() => {
+      if (this.#client === opening) this.#client = undefined
+    })
+    return opening
+  }
+
+  /** Sends one request; an upstream that forgot the session (HTTP 404) gets one new session and the request once more. */
+  async request(method: string, params: JsonObject | undefined, options: RequestOptions, stored: UpstreamSession | undefined): Promise<JsonObject> {
+    const client = await this.client(stored)
+    try {
+      return await client.request(method, params, options)
+    } catch (error) {
+      if (!(error instanceof TransportError) || error.status !== 404 || this.#closed) throw error
+      if (this.#client !== undefined) this.#drop()
+      const renewed = this.#open(undefined)
+      this.#client = renewed
+      return (await renewed).request(method, params, options)
+    }
+  }
+
+  /** Closes the connection; the upstream session lives on for other workers. */
+  close(): void {
+    this.#closed = true
+    if (this.#client !== undefined) this.#drop()
+  }
+
+  /** Ends the upstream session itself (the downstream session ended): HTTP DELETE, then close. */
+  async end(stored: UpstreamSession | undefined): Promise<void> {
+    const id = stored?.id ?? this.#sessionId
+    this.close()
+    if (id === undefined || this.upstream.url === undefined || !/^https?:/.test(this.upstream.url)) return
+    const headers: Record<string, string> = { ...this.upstream.headers, 'mcp-session-id': id }
+    if (stored !== undefined) headers['mcp-protocol-version'] = stored.protocolVersion
+    await fetch(this.upstream.url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5000) }).then(
+      (response) => response.body?.cancel(),
+      () => undefined,
+    )
+  }
+
+  #drop(): void {
+    const client = this.#client
+    this.#client = undefined
+    this.#sessionId = undefined
+    client?.then((c) => c.close(), () => undefined).catch(() => undefined)
+  }
+
+  async #open(stored: UpstreamSession | undefined): Promise<McpClient> {
+    const { upstream, owner } = this
+    const timeoutMs = this.#host.timeoutMs(upstream)
+    const key: StdioKey = { session: owner.session || undefined, principal: owner.principal }
+    const transport = connect(upstream, key, this.#host.stdio, timeoutMs)
+    const client = new McpClient(transport, { clientInfo: owner.clientInfo ?? GATEWAY_CLIENT, timeoutMs })
+    // Only an HTTP session outlives its connection; a WebSocket or a child needs its own handshake.
+    if (stored?.id !== undefined && transport.resumeSession !== undefined) {
+      const server: InitializeResult = { protocolVersion: stored.protocolVersion, capabilities: stored.capabilities, serverInfo: stored.serverInfo }
+      await client.resume(server, stored.id)
+      this.#host.relay(client, this)
+      this.server = server
+      this.#sessionId = stored.id
+      return client
+    }
+    // The upstream sees exactly what the downstream client declared: nothing stripped, nothing added.
+    const server = await client.initialize({ capabilities: owner.clientCapabilities, protocolVersion: owner.protocolVersion, timeoutMs })
+    this.#host.relay(client, this)
+    this.server = server
+    this.#sessionId = transport.sessionId
+    const session: UpstreamSession = {
+      ...(transport.sessionId === undefined ? {} : { id: transport.sessionId }),
+      protocolVersion: server.protocolVersion,
+      capabilities: server.capabilities,
+      serverInfo: server.serverInfo,
+    }
+    await this.#host.save(this, session)
+    await this.#host.opened(client, this)
+    return client
+  }
+}
