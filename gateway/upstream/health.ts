@@ -34,13 +34,18 @@ export class UpstreamHealth {
   readonly #intervalMs: number
   readonly #probe: (() => Promise<void>) | undefined
   readonly #logger: Logger
+  readonly #describe: (error: unknown) => string
 
-  /** `probe` undefined: passive only (a stdio pool checks its children itself). */
-  constructor(name: string, intervalMs: number, probe: (() => Promise<void>) | undefined, logger: Logger) {
+  /**
+   * `probe` undefined: passive only (a stdio pool checks its children itself). `describe` turns a
+   * failed probe into a reason safe to show.
+   */
+  constructor(name: string, intervalMs: number, probe: (() => Promise<void>) | undefined, logger: Logger, describe: (error: unknown) => string) {
     this.name = name
     this.#intervalMs = intervalMs
     this.#probe = probe
     this.#logger = logger
+    this.#describe = describe
   }
 
   get state(): HealthState {
@@ -109,7 +114,7 @@ export class UpstreamHealth {
       else this.ok()
     } catch (error) {
       const wasDown = this.#state === 'down'
-      this.failed((error as Error).message)
+      this.failed(this.#describe(error))
       if (wasDown) {
         this.#backoffMs = Math.min(this.#backoffMs * 2, this.#intervalMs)
         this.#schedule(this.#backoffMs)

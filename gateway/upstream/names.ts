@@ -22,6 +22,8 @@ const HASH_LENGTH = 8
 export interface Origin {
   readonly upstream: string
   readonly name: string
+  /** A tool's `x-mcp-header` arguments (header suffix → argument), which a stateless upstream checks. */
+  readonly paramHeaders?: ReadonlyMap<string, string>
 }
 
 export class Naming {

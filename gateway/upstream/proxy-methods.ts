@@ -21,6 +21,7 @@ import { toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
+import { headerParams } from '../protocol/stateless/headers.ts'
 import type { ProxyRoute, Target } from './proxy-route.ts'
 
 /** Which server capability a list needs. */
@@ -43,14 +44,14 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
     'prompts/get': async (endpoint, record, params, ctx) => {
       const name = stringParam(params.name, 'prompts/get needs params.name (a string)')
       if (endpoint.registry.prompt(name) !== undefined) return promptMethods['prompts/get']!(endpoint, record, params, ctx)
-      const target = await resolve(proxy, record, 'prompt', name)
+      const target = await resolve(proxy, record, 'prompt', name, params)
       if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown prompt: ${name}`)
       return proxy.passThrough(record, target, 'prompts/get', { ...params, name: target.name }, ctx)
     },
     'resources/read': async (endpoint, record, params, ctx) => {
       const uri = stringParam(params.uri, 'resources/read needs params.uri (a string)')
       if (endpoint.registry.resolveResource(uri, hiddenOf(record)) !== undefined) return resourceMethods['resources/read']!(endpoint, record, params, ctx)
-      const upstream = await resolveUri(proxy, record, uri)
+      const upstream = await resolveUri(proxy, record, uri, params)
       if (upstream === undefined) throw new McpError(RpcCode.ResourceNotFound, `Resource not found: ${uri}`, { uri })
       return proxy.passThrough(record, { upstream, name: uri }, 'resources/read', params, ctx)
     },
@@ -60,7 +61,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
       const ref = (params.ref ?? {}) as JsonObject
       const local = completionMethods['completion/complete']!
       if (ref.type === 'ref/prompt' && typeof ref.name === 'string' && endpoint.registry.prompt(ref.name) === undefined) {
-        const target = await resolve(proxy, record, 'prompt', ref.name)
+        const target = await resolve(proxy, record, 'prompt', ref.name, params)
         if (target !== undefined) return proxy.passThrough(record, target, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, ctx)
       }
       if (ref.type === 'ref/resource' && typeof ref.uri === 'string' && endpoint.registry.template(ref.uri) === undefined) {
@@ -74,7 +75,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
       // Every upstream session this downstream session has; the ones opened later get it on initialize.
       await Promise.all(Object.entries(record.upstreams ?? {}).map(async ([name, session]) => {
         if (session.capabilities.logging === undefined || !proxy.upstreams.has(name)) return
-        await proxy.forward(record, name, 'logging/setLevel', { level: params.level as string }, undefined).catch((error: unknown) => {
+        await proxy.forward(record, name, 'logging/setLevel', { level: params.level as string }, undefined, {}).catch((error: unknown) => {
           proxy.endpoint.logger.warn({ upstream: name, reason: describeFailure(error) }, 'could not forward logging/setLevel')
         })
       }))
@@ -91,6 +92,7 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   const cursor: AggregateCursor | undefined = params.cursor === undefined ? undefined : decodeCursor(params.cursor, proxy.names)
   const items: JsonObject[] = []
   const next: AggregateCursor = { u: {} }
+  const meta = params._meta as JsonObject | undefined
   if (cursor === undefined || cursor.l !== undefined) {
     const page = localPage(proxy.endpoint, kind, cursor?.l, record) as { nextCursor?: string } & Record<string, unknown>
     items.push(...(page[kind] as JsonObject[]))
@@ -108,7 +110,10 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     const upstream = proxy.upstreams.get(name)!
     const deadlineMs = upstream.list_timeout * 1000
     const upstreamCursor = cursor?.u[name]
-    asks.push({ name, deadlineMs, page: () => proxy.forward(record, name, LIST_METHOD[kind], upstreamCursor === undefined ? {} : { cursor: upstreamCursor }, undefined, deadlineMs) })
+    // A stateless request's envelope (`_meta`) goes along: a stateless upstream needs it.
+    const upstreamParams: JsonObject = meta === undefined ? {} : { _meta: meta }
+    if (upstreamCursor !== undefined) upstreamParams.cursor = upstreamCursor
+    asks.push({ name, deadlineMs, page: () => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs: deadlineMs }) })
   }
   const seen = new Set(items.map((item) => String(item.name ?? item.uri ?? item.uriTemplate)))
   for (const page of await fanOut(asks, kind)) {
@@ -145,8 +150,12 @@ function expose(proxy: ProxyRoute, kind: ListKind, upstream: string, item: JsonO
   if (typeof item.name !== 'string') return undefined
   const exposed = kind === 'tools' ? proxy.naming.tool(upstream, item.name) : proxy.naming.prompt(upstream, item.name)
   if (exposed === undefined) return undefined
-  const index = kind === 'tools' ? proxy.toolIndex : proxy.promptIndex
-  index.set(exposed, { upstream, name: item.name })
+  if (kind === 'tools') {
+    const annotated = typeof item.inputSchema === 'object' && item.inputSchema !== null ? headerParams(item.inputSchema as JsonObject) : undefined
+    proxy.toolIndex.set(exposed, annotated?.size ? { upstream, name: item.name, paramHeaders: annotated } : { upstream, name: item.name })
+  } else {
+    proxy.promptIndex.set(exposed, { upstream, name: item.name })
+  }
   return exposed === item.name ? item : { ...item, name: exposed }
 }
 
@@ -163,15 +172,27 @@ function localPage(endpoint: McpEndpoint, kind: ListKind, cursor: string | undef
 
 /** A tool call upstream; an unreachable upstream is an `isError` result the model can read, not a protocol error. */
 async function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
-  const target = await resolve(proxy, record, 'tool', name)
+  const target = await resolve(proxy, record, 'tool', name, params)
   if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
   if (proxy.isDown(target.upstream)) return unavailableResult(target.upstream, proxy.health.get(target.upstream)?.reason)
   try {
-    return await proxy.forward(record, target.upstream, 'tools/call', { ...params, name: target.name }, ctx)
+    return await proxy.forward(record, target.upstream, 'tools/call', { ...params, name: target.name }, ctx, { paramHeaders: paramHeaderValues(target, params.arguments) })
   } catch (error) {
     if (error instanceof RpcError || ctx.signal.aborted) throw proxy.asClientError(target.upstream, error)
     return unavailableResult(target.upstream, describeFailure(error))
   }
+}
+
+/** The `Mcp-Param-*` values a stateless upstream expects for this call, from the tool's annotations. */
+function paramHeaderValues(target: Target, args: unknown): Record<string, string> | undefined {
+  if (target.paramHeaders === undefined) return undefined
+  const values = typeof args === 'object' && args !== null ? (args as JsonObject) : {}
+  const headers: Record<string, string> = {}
+  for (const [suffix, argument] of target.paramHeaders) {
+    const value = values[argument]
+    if (value !== undefined && value !== null) headers[suffix] = typeof value === 'string' ? value : JSON.stringify(value)
+  }
+  return headers
 }
 
 function unavailableResult(upstream: string, reason: string | undefined): JsonObject {
@@ -180,17 +201,17 @@ function unavailableResult(upstream: string, reason: string | undefined): JsonOb
 }
 
 /** Where a tool or prompt name leads; a name no list taught this worker yet (hashed, renamed) is learnt by listing once. */
-async function resolve(proxy: ProxyRoute, record: SessionRecord, kind: 'tool' | 'prompt', name: string): Promise<Target | undefined> {
+async function resolve(proxy: ProxyRoute, record: SessionRecord, kind: 'tool' | 'prompt', name: string, params: JsonObject): Promise<Target | undefined> {
   const known = proxy.resolveName(kind, name)
   if (known !== undefined) return known
-  await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, {})
+  await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, envelopeOf(params))
   return proxy.resolveName(kind, name)
 }
 
-async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string): Promise<string | undefined> {
+async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string, params: JsonObject): Promise<string | undefined> {
   const known = proxy.resolveUri(uri)
   if (known !== undefined) return known
-  await Promise.all([aggregate(proxy, 'resources', record, {}), aggregate(proxy, 'resourceTemplates', record, {})])
+  await Promise.all([aggregate(proxy, 'resources', record, envelopeOf(params)), aggregate(proxy, 'resourceTemplates', record, envelopeOf(params))])
   return proxy.resolveUri(uri)
 }
 
@@ -199,13 +220,18 @@ async function subscription(proxy: ProxyRoute, method: 'resources/subscribe' | '
   const uri = stringParam(params.uri, `${method} needs params.uri (a string)`)
   const local: MethodHandler = subscriptionMethods[method]!
   if (endpoint.registry.resolveResource(uri) === undefined) {
-    const upstream = await resolveUri(proxy, record, uri)
+    const upstream = await resolveUri(proxy, record, uri, params)
     const capabilities = upstream === undefined ? undefined : proxy.link(record, proxy.upstreams.get(upstream)!).server?.capabilities
     if (upstream !== undefined && capabilities?.resources?.subscribe === true) {
       await proxy.passThrough(record, { upstream, name: uri }, method, { uri }, ctx)
     }
   }
   return local(endpoint, record, params, ctx)
+}
+
+/** Just the request's `_meta` (a stateless request's envelope), for the lists a lookup makes. */
+function envelopeOf(params: JsonObject): JsonObject {
+  return params._meta === undefined ? {} : { _meta: params._meta }
 }
 
 function stringParam(value: unknown, message: string): string {

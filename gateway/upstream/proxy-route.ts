@@ -18,6 +18,7 @@ import type { RouteConfig, UpstreamConfig } from '../config/types.ts'
 import { McpError, RpcCode } from '../errors.ts'
 import type { RequestContext } from '../protocol/context.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { JsonRpcMessage } from '../protocol/jsonrpc.ts'
 import type { JsonObject } from '../protocol/mcp-types.ts'
 import { UriTemplate } from '../registry/uri-template.ts'
 import type { SessionRecord, UpstreamSession } from '../store/store.ts'
@@ -26,7 +27,8 @@ import type { StdioTransports } from './connect.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
 import { UpstreamHealth, type HealthReport } from './health.ts'
 import { Naming, type Origin } from './names.ts'
-import { installRelay } from './relay.ts'
+import { installRelay, relayToRequest } from './relay.ts'
+import { StatelessUpstream } from './stateless-upstream.ts'
 import { UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 
 /** The key of the probe links, which belong to no downstream session. */
@@ -37,6 +39,22 @@ const SWEEP_MS = 30_000
 
 /** Where a downstream request goes: an upstream, with the name it has there. */
 export type Target = Origin
+
+/** `params` without the gateway's own requestState, which is no business of the upstream's. */
+function withoutState(params: JsonObject): JsonObject {
+  if (params.requestState === undefined) return params
+  const { requestState, ...rest } = params
+  void requestState
+  return rest
+}
+
+/** Per-request options of `forward`. */
+export interface ForwardExtra {
+  /** Milliseconds this request may take; the upstream's timeout otherwise. */
+  timeoutMs?: number
+  /** `Mcp-Param-*` values, for a stateless upstream. */
+  paramHeaders?: Record<string, string> | undefined
+}
 
 export class ProxyRoute implements LinkHost {
   readonly endpoint: McpEndpoint
@@ -53,6 +71,8 @@ export class ProxyRoute implements LinkHost {
   readonly resourceIndex = new Map<string, string>()
   readonly templateIndex = new Map<string, Map<string, UriTemplate>>()
   readonly #links = new Map<string, UpstreamLink>()
+  /** HTTP upstreams, for stateless downstream requests. */
+  readonly #stateless = new Map<string, StatelessUpstream>()
   readonly #logger: Logger
   readonly #sweeper: NodeJS.Timeout
   readonly #idleMs: number
@@ -68,7 +88,8 @@ export class ProxyRoute implements LinkHost {
     this.#idleMs = this.route.longest_standby * 1000
     for (const upstream of this.route.upstreams) {
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
-      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger)
+      if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream))
+      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure)
       this.health.set(upstream.name, health)
       health.start()
     }
@@ -101,10 +122,14 @@ export class ProxyRoute implements LinkHost {
 
   // ---- forwarding ----------------------------------------------------------------------------
 
-  /** The link of `record`'s session (or of the stateless pool of its principal) to `upstream`. */
+  /**
+   * The link of `record`'s session to `upstream`; a stateless request's is pooled per principal and
+   * declared client capabilities (the upstream asks only what that client can answer).
+   */
   link(record: SessionRecord, upstream: UpstreamConfig): UpstreamLink {
     const session = record.id
-    const key = `${session === '' ? `\0stateless:${record.principal ?? ''}` : session}\0${upstream.name}`
+    const owner = session === '' ? `\0stateless:${record.principal ?? ''}:${JSON.stringify(record.clientCapabilities)}` : session
+    const key = `${owner}\0${upstream.name}`
     let link = this.#links.get(key)
     if (link === undefined) {
       const owner: LinkOwner = {
@@ -122,21 +147,20 @@ export class ProxyRoute implements LinkHost {
 
   /**
    * Sends one request upstream on behalf of `ctx`'s request: progress and cancellation follow it,
-   * and the upstream's own requests on its stream are asked of this request's client. Rejects with
-   * the upstream's RpcError, or with the failure that made it unavailable (health is told).
+   * and the upstream's own requests on its stream are asked of this request's client. A stateless
+   * downstream request goes up stateless when the upstream speaks 2026-07-28, else on the pooled
+   * session of its principal. Rejects with the upstream's RpcError, or with the failure that made it
+   * unavailable (health is told).
    */
-  async forward(record: SessionRecord, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs?: number): Promise<JsonObject> {
+  async forward(record: SessionRecord, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, extra: ForwardExtra = {}): Promise<JsonObject> {
     const upstream = this.upstreams.get(name)!
-    const options: RequestOptions = { timeoutMs: timeoutMs ?? this.timeoutMs(upstream) }
-    if (ctx !== undefined) {
-      options.context = ctx
-      options.signal = ctx.signal
-      const token = ctx._meta?.progressToken
-      if (typeof token === 'string' || typeof token === 'number') options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
-    }
+    const timeoutMs = extra.timeoutMs ?? this.timeoutMs(upstream)
     const health = this.health.get(name)!
     try {
-      const result = await this.link(record, upstream).request(method, params, options, record.upstreams?.[name])
+      const stateless = record.id === '' ? this.#stateless.get(name) : undefined
+      const result = stateless !== undefined && (await stateless.speaksStateless(timeoutMs))
+        ? await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
+        : await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
       health.ok()
       return result
     } catch (error) {
@@ -144,6 +168,29 @@ export class ProxyRoute implements LinkHost {
       else if (error instanceof RpcError) health.ok()
       throw error
     }
+  }
+
+  /**
+   * A stateless round trip. The upstream's requestState rides inside this gateway's own (the client
+   * retries with ours, which the dispatcher verifies), and is put back in place for the upstream.
+   */
+  async #statelessRequest(stateless: StatelessUpstream, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+    const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
+    const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
+    const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
+    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage })
+    if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
+    return result
+  }
+
+  #options(ctx: RequestContext | undefined, timeoutMs: number): RequestOptions {
+    const options: RequestOptions = { timeoutMs }
+    if (ctx === undefined) return options
+    options.context = ctx
+    options.signal = ctx.signal
+    const token = ctx._meta?.progressToken
+    if (typeof token === 'string' || typeof token === 'number') options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
+    return options
   }
 
   /** Forwards a request whose answer goes back as it is: the upstream's errors become the client's. */

@@ -18,7 +18,7 @@ import type { IncomingRequestExtra } from '../client/protocol.ts'
 import { EdgeError, McpError, RpcCode } from '../errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { RequestContext, SessionView } from '../protocol/context.ts'
-import { notification } from '../protocol/jsonrpc.ts'
+import { notification, type JsonRpcMessage } from '../protocol/jsonrpc.ts'
 import { levelPasses } from '../protocol/request-context.ts'
 import type { ElicitationSchema, JsonObject, LogLevel, SamplingMessage } from '../protocol/mcp-types.ts'
 import type { UpstreamLink } from './upstream-link.ts'
@@ -90,6 +90,17 @@ export function installRelay(endpoint: McpEndpoint, client: McpClient, link: Ups
     if (isContext(related)) return related.elicitationComplete(id)
     if (session !== '') endpoint.notifier.notifySession(session, notification('notifications/elicitation/complete', { elicitationId: id }))
   })
+}
+
+/** A notification a stateless upstream sent before its response, taken to the downstream request. */
+export function relayToRequest(upstream: string, message: JsonRpcMessage, ctx: RequestContext): void {
+  if (!('method' in message) || 'id' in message) return
+  const params = message.params ?? {}
+  if (message.method === 'notifications/progress' && typeof params.progress === 'number') {
+    ctx.progress(params.progress, params.total as number | undefined, params.message as string | undefined)
+  } else if (message.method === 'notifications/message') {
+    ctx.log(params.level as LogLevel, params.data, typeof params.logger === 'string' ? `${upstream}/${params.logger}` : upstream)
+  }
 }
 
 function isContext(value: unknown): value is RequestContext {

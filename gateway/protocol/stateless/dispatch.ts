@@ -120,7 +120,13 @@ export class StatelessDispatcher {
   /** Answers a round: nothing when cancelled, input-required when the handler asked, else the result or the error. */
   #finish(request: JsonRpcRequest, params: JsonObject, ctx: StatelessRequestContext, result: JsonObject | undefined, failure: unknown, sink: StatelessSink): void {
     if (ctx.cancelled) return sink.abandon()
-    if (ctx.inputRequests.size > 0 && MAY_NEED_INPUT.has(request.method)) {
+    if (result?.resultType === 'input_required' && MAY_NEED_INPUT.has(request.method)) {
+      // A handler's own round (a proxied upstream's): what it kept with setRequestState travels
+      // signed by this gateway, so the retry verifies here like any other.
+      const own = result._meta as JsonObject | undefined
+      const requestState = this.#codec.sign(request.method, paramsDigest(params), undefined, { answers: {}, handlerState: ctx.nextRequestState })
+      sink.respond(resultMessage(request.id, { ...result, requestState, _meta: own === undefined ? this.#serverMeta : { ...own, ...this.#serverMeta } }))
+    } else if (ctx.inputRequests.size > 0 && MAY_NEED_INPUT.has(request.method)) {
       sink.respond(resultMessage(request.id, this.#inputRequired(request.method, params, ctx)))
     } else if (failure !== undefined) {
       this.#fail(request, failure, sink)

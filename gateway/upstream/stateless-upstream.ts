@@ -1,0 +1,131 @@
+/**
+ * Stateless (2026-07-28) requests to an HTTP upstream that speaks that revision: the downstream's
+ * request goes up as it came (its `_meta` envelope, `inputResponses`, the upstream's own signed
+ * `requestState`), with the routing headers the upstream checks, and its answer comes back as it is,
+ * `input_required` included. No session, no handshake, nothing kept between requests.
+ *
+ *   POST (Mcp-Method, Mcp-Name, Mcp-Param-*, MCP-Protocol-Version: 2026-07-28)
+ *     ─► application/json: the response
+ *     └► text/event-stream: progress and log notifications (to `onMessage`) … then the response
+ *
+ * Whether the upstream speaks 2026-07-28 is learnt once from `server/discover` and kept.
+ */
+import { ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
+import { readSse } from '../client/sse-parser.ts'
+import type { UpstreamConfig } from '../config/types.ts'
+import type { JsonRpcMessage } from '../protocol/jsonrpc.ts'
+import type { JsonObject } from '../protocol/mcp-types.ts'
+
+const VERSION = '2026-07-28'
+/** Milliseconds before a failed discover is asked again. */
+const REDISCOVER_MS = 30_000
+
+export interface StatelessOptions {
+  timeoutMs: number
+  signal?: AbortSignal
+  /** `Mcp-Param-<name>` values of the tool's `x-mcp-header` arguments. */
+  paramHeaders?: Record<string, string>
+  /** Notifications the upstream sends before its response. */
+  onMessage?: (message: JsonRpcMessage) => void
+}
+
+export class StatelessUpstream {
+  readonly #upstream: UpstreamConfig
+  readonly #url: string
+  #speaks: Promise<boolean> | undefined
+  #askedAt = 0
+  #seq = 0
+
+  constructor(upstream: UpstreamConfig) {
+    this.#upstream = upstream
+    this.#url = upstream.url!
+  }
+
+  /** True when the upstream's discover lists 2026-07-28 (asked once; a failure is asked again later). */
+  speaksStateless(timeoutMs: number): Promise<boolean> {
+    if (this.#speaks !== undefined && Date.now() - this.#askedAt < REDISCOVER_MS) return this.#speaks
+    if (this.#speaks !== undefined) {
+      const known = this.#speaks
+      // A yes stays a yes; a no (or a failure) is asked again.
+      return known.then((yes) => (yes ? true : this.#discover(timeoutMs)))
+    }
+    return this.#discover(timeoutMs)
+  }
+
+  #discover(timeoutMs: number): Promise<boolean> {
+    this.#askedAt = Date.now()
+    const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } }
+    const asked = this.request('server/discover', envelope, { timeoutMs }).then(
+      (result) => Array.isArray(result.supportedVersions) && result.supportedVersions.includes(VERSION),
+      () => false,
+    )
+    this.#speaks = asked
+    return asked
+  }
+
+  /** One stateless request; rejects with RpcError (the upstream's error), TransportError, TimeoutError or ProtocolError. */
+  async request(method: string, params: JsonObject, options: StatelessOptions): Promise<JsonObject> {
+    const id = `edge-${++this.#seq}`
+    const headers: Record<string, string> = {
+      ...this.#upstream.headers,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'mcp-protocol-version': VERSION,
+      'mcp-method': method,
+    }
+    const name = method === 'tools/call' || method === 'prompts/get' ? params.name : method === 'resources/read' ? params.uri : undefined
+    if (typeof name === 'string') headers['mcp-name'] = headerValue(name)
+    for (const [suffix, value] of Object.entries(options.paramHeaders ?? {})) headers[`mcp-param-${suffix}`] = headerValue(value)
+    const timeout = AbortSignal.timeout(options.timeoutMs)
+    const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout])
+    let response: Response
+    try {
+      response = await fetch(this.#url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }), signal })
+    } catch (error) {
+      throw failure(error, timeout, options.timeoutMs)
+    }
+    try {
+      const type = response.headers.get('content-type') ?? ''
+      if (type.includes('text/event-stream') && response.body !== null) {
+        for await (const event of readSse(response.body, this.#upstream.max_message_size)) {
+          if (event.data === '') continue
+          const message = JSON.parse(event.data) as JsonRpcMessage
+          if ('method' in message) options.onMessage?.(message)
+          else if (message.id === id) return answer(message)
+        }
+        throw new ProtocolError(`The stream of ${method} ended without its response`)
+      }
+      const text = await response.text()
+      if (text.length > this.#upstream.max_message_size) throw new ProtocolError(`The answer to ${method} is larger than ${this.#upstream.max_message_size} bytes`)
+      let body: unknown
+      try {
+        body = JSON.parse(text)
+      } catch {
+        throw new TransportError(`HTTP ${response.status}`, { status: response.status })
+      }
+      return answer(body as JsonRpcMessage)
+    } catch (error) {
+      if (error instanceof RpcError || error instanceof ProtocolError || error instanceof TransportError) throw error
+      throw failure(error, timeout, options.timeoutMs)
+    }
+  }
+}
+
+function answer(message: JsonRpcMessage): JsonObject {
+  if ('error' in message && typeof message.error === 'object' && message.error !== null) {
+    throw new RpcError(message.error.code, message.error.message, message.error.data)
+  }
+  if ('result' in message && typeof message.result === 'object' && message.result !== null) return message.result
+  throw new ProtocolError('The upstream answered with neither a result nor an error')
+}
+
+function failure(error: unknown, timeout: AbortSignal, timeoutMs: number): Error {
+  if (timeout.aborted) return new TimeoutError(`no answer within ${timeoutMs} ms`, timeoutMs)
+  if (error instanceof SyntaxError) return new ProtocolError('The upstream sent an event that is not JSON')
+  return new TransportError('The upstream request failed', { cause: error })
+}
+
+/** A header value: plain printable ASCII as it is, anything else as `=?base64?…?=`. */
+function headerValue(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`
+}
