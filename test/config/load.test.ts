@@ -66,6 +66,10 @@ t.test('defaults land everywhere', async (t) => {
       cache: { ttl_ms: 0, scope: 'private' },
       websocket: { ping_interval: 30, max_message_size: 4194304, initialize_timeout: 10, idle_timeout: 600 },
       options: {},
+      upstreams: [],
+      prefix: 'auto',
+      separator: '__',
+      tools: { deny: [], rename: {} },
     }],
   })
 })
