@@ -36,7 +36,11 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     routes: doc.routes.map((route) => ({
       ...route,
       handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
-      upstreams: (route.upstreams ?? []).map((upstream) => ({ ...upstream, headers: { ...upstream.headers }, env: { ...upstream.env }, pool: { ...upstream.pool } })),
+      upstreams: (route.upstreams ?? []).map((upstream) => ({
+        ...upstream,
+        headers: { ...upstream.headers },
+        ...(upstream.command === undefined ? {} : { cwd: path.resolve(folder, upstream.cwd ?? '.') }),
+      })),
       tools: { ...route.tools, deny: [...route.tools.deny], rename: { ...route.tools.rename } },
       transports: [...route.transports],
       server: { ...route.server },

@@ -28,13 +28,15 @@ export interface UpstreamConfig {
   list_timeout: number
   /** Seconds between active pings while healthy (the upper bound of the backoff while down). */
   health_interval: number
-  /** Largest message accepted from the upstream, in bytes. */
-  max_message_size: number
-  /** stdio: the command line of the child (served by the stdio pool). */
-  command?: string[]
-  env: Record<string, string>
-  isolation: 'shared' | 'session' | 'principal'
-  pool: { min: number; max: number; idle_timeout: number }
+  /** Largest message accepted from the upstream, in bytes (HTTP and WebSocket: 16 MiB when absent; stdio: the pool's default). */
+  max_message_size?: number
+  /** stdio: the command line of the child (argv, or one string split like a shell would); served by the stdio pool. */
+  command?: string | string[]
+  env?: Record<string, string>
+  /** stdio: the child's working directory, absolute (the config file's folder when absent). */
+  cwd?: string
+  isolation?: 'shared' | 'session' | 'principal'
+  pool?: { min?: number; max?: number; idle_timeout?: number; ping_interval?: number; ping_timeout?: number; start_timeout?: number }
 }
 
 /** How a proxy route names and filters upstream components. */

@@ -6,12 +6,14 @@ import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { StdioTransports } from './connect.ts'
 import { proxyMethods } from './proxy-methods.ts'
 import { ProxyRoute } from './proxy-route.ts'
+import { stdioUpstreams } from './stdio-upstreams.ts'
 
-/** Attaches `endpoint.route.upstreams`; throws when a stdio upstream has no pool to run in. */
-export function attachUpstreams(endpoint: McpEndpoint, stdio: StdioTransports | undefined): ProxyRoute {
-  const missing = endpoint.route.upstreams.find((upstream) => upstream.url === undefined && stdio === undefined)
-  if (missing !== undefined) throw new Error(`upstream ${missing.name}: stdio upstreams need the stdio pool, which this build does not have`)
-  const proxy = new ProxyRoute(endpoint, stdio)
+/**
+ * Attaches `endpoint.route.upstreams`, stdio ones in this worker's pools (or `stdio`, given by a
+ * test); throws when a stdio upstream's command or pool is invalid.
+ */
+export function attachUpstreams(endpoint: McpEndpoint, stdio?: StdioTransports): ProxyRoute {
+  const proxy = new ProxyRoute(endpoint, stdio ?? stdioUpstreams(endpoint.route.upstreams, endpoint.logger))
   endpoint.extend(proxy, proxyMethods(proxy))
   return proxy
 }

@@ -23,6 +23,14 @@ export interface StdioTransports {
   close(): Promise<void>
 }
 
+/** Largest message from an HTTP or WebSocket upstream when `max_message_size` is not set. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+/** The largest message accepted from `upstream`, in bytes. */
+export function maxMessageBytes(upstream: UpstreamConfig): number {
+  return upstream.max_message_size ?? DEFAULT_MAX_MESSAGE_BYTES
+}
+
 /** Milliseconds to wait for an upstream WebSocket handshake. */
 const CONNECT_TIMEOUT_MS = 10_000
 
@@ -38,7 +46,7 @@ export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTra
       url,
       headers: upstream.headers,
       connectTimeoutMs: Math.min(CONNECT_TIMEOUT_MS, timeoutMs),
-      maxPayload: upstream.max_message_size,
+      maxPayload: maxMessageBytes(upstream),
     })
   }
   return new StreamableHttpTransport({
@@ -47,7 +55,7 @@ export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTra
     timeoutMs,
     // The upstream session is shared data: a worker dropping its connection must not end it.
     endSessionOnClose: false,
-    maxMessageBytes: upstream.max_message_size,
+    maxMessageBytes: maxMessageBytes(upstream),
     // A stream that breaks is resumed once quickly; the request's own timeout bounds the rest.
     reconnectDelayMs: 100,
     maxReconnects: 2,

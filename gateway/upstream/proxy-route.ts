@@ -279,6 +279,8 @@ export class ProxyRoute implements LinkHost {
     for (const health of this.health.values()) health.stop()
     for (const link of this.#links.values()) link.close()
     this.#links.clear()
+    // Children are killed as process groups; close() is synchronous, the kill goes on.
+    this.stdio?.close().catch((error: unknown) => this.#logger.warn({ err: error }, 'closing stdio upstreams failed'))
   }
 
   async #probe(upstream: UpstreamConfig): Promise<void> {

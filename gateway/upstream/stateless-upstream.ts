@@ -13,6 +13,7 @@
 import { ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
 import { readSse } from '../client/sse-parser.ts'
 import type { UpstreamConfig } from '../config/types.ts'
+import { maxMessageBytes } from './connect.ts'
 import type { JsonRpcMessage } from '../protocol/jsonrpc.ts'
 import type { JsonObject } from '../protocol/mcp-types.ts'
 
@@ -32,6 +33,7 @@ export interface StatelessOptions {
 export class StatelessUpstream {
   readonly #upstream: UpstreamConfig
   readonly #url: string
+  readonly #maxBytes: number
   #speaks: Promise<boolean> | undefined
   #askedAt = 0
   #seq = 0
@@ -39,6 +41,7 @@ export class StatelessUpstream {
   constructor(upstream: UpstreamConfig) {
     this.#upstream = upstream
     this.#url = upstream.url!
+    this.#maxBytes = maxMessageBytes(upstream)
   }
 
   /** True when the upstream's discover lists 2026-07-28 (asked once; a failure is asked again later). */
@@ -87,7 +90,7 @@ export class StatelessUpstream {
     try {
       const type = response.headers.get('content-type') ?? ''
       if (type.includes('text/event-stream') && response.body !== null) {
-        for await (const event of readSse(response.body, this.#upstream.max_message_size)) {
+        for await (const event of readSse(response.body, this.#maxBytes)) {
           if (event.data === '') continue
           const message = JSON.parse(event.data) as JsonRpcMessage
           if ('method' in message) options.onMessage?.(message)
@@ -96,7 +99,7 @@ export class StatelessUpstream {
         throw new ProtocolError(`The stream of ${method} ended without its response`)
       }
       const text = await response.text()
-      if (text.length > this.#upstream.max_message_size) throw new ProtocolError(`The answer to ${method} is larger than ${this.#upstream.max_message_size} bytes`)
+      if (text.length > this.#maxBytes) throw new ProtocolError(`The answer to ${method} is larger than ${this.#maxBytes} bytes`)
       let body: unknown
       try {
         body = JSON.parse(text)
