@@ -10,8 +10,8 @@
  * the route that made it; a malformed one is -32602.
  */
 import { TimeoutError } from '../client/errors.ts'
-import { McpError, RpcCode } from '../errors.ts'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 
 /** The lists a proxy route aggregates, by their result key. */
 export type ListKind = 'tools' | 'prompts' | 'resources' | 'resourceTemplates'

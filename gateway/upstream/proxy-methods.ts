@@ -7,12 +7,11 @@
  *   resources/read uri        ─► local? ─► no ─► listed URI or template match ─► upstream (URI unchanged)
  */
 import { RpcError } from '../client/errors.ts'
-import { McpError, RpcCode } from '../errors.ts'
-import type { RequestContext } from '../protocol/context.ts'
-import type { McpEndpoint } from '../protocol/endpoint.ts'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import { McpError, RpcCode } from '../wire/errors.ts'
+import type { RequestContext } from '../registry/context.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import { completionMethods } from '../protocol/methods/completion.ts'
-import type { MethodHandler, MethodTable } from '../protocol/methods/index.ts'
+import type { MethodHandler, MethodHost, MethodTable } from '../protocol/methods/index.ts'
 import { loggingMethods } from '../protocol/methods/logging.ts'
 import { hiddenOf } from '../protocol/methods/params.ts'
 import { promptMethods } from '../protocol/methods/prompts.ts'
@@ -159,7 +158,7 @@ function expose(proxy: ProxyRoute, kind: ListKind, upstream: string, item: JsonO
   return exposed === item.name ? item : { ...item, name: exposed }
 }
 
-function localPage(endpoint: McpEndpoint, kind: ListKind, cursor: string | undefined, record: SessionRecord): object {
+function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefined, record: SessionRecord): object {
   const hidden = hiddenOf(record)
   const registry = endpoint.registry
   switch (kind) {
@@ -216,7 +215,7 @@ async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string,
 }
 
 /** subscribe/unsubscribe: kept in the session (as on any route), and forwarded to the upstream serving the URI. */
-async function subscription(proxy: ProxyRoute, method: 'resources/subscribe' | 'resources/unsubscribe', endpoint: McpEndpoint, record: SessionRecord, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+async function subscription(proxy: ProxyRoute, method: 'resources/subscribe' | 'resources/unsubscribe', endpoint: MethodHost, record: SessionRecord, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
   const uri = stringParam(params.uri, `${method} needs params.uri (a string)`)
   const local: MethodHandler = subscriptionMethods[method]!
   if (endpoint.registry.resolveResource(uri) === undefined) {

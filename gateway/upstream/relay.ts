@@ -15,12 +15,12 @@
  */
 import type { McpClient } from '../client/client.ts'
 import type { IncomingRequestExtra } from '../client/protocol.ts'
-import { EdgeError, McpError, RpcCode } from '../errors.ts'
+import { EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import type { RequestContext, SessionView } from '../protocol/context.ts'
-import { notification, type JsonRpcMessage } from '../protocol/jsonrpc.ts'
+import type { RequestContext, SessionView } from '../registry/context.ts'
+import { notification, type JsonRpcMessage } from '../wire/jsonrpc.ts'
 import { levelPasses } from '../protocol/request-context.ts'
-import type { ElicitationSchema, JsonObject, LogLevel, SamplingMessage } from '../protocol/mcp-types.ts'
+import type { ElicitationSchema, JsonObject, LogLevel, SamplingMessage } from '../wire/mcp-types.ts'
 import type { UpstreamLink } from './upstream-link.ts'
 
 /** What the upstream's requests are asked through: a request's ctx, or the session's view. */

@@ -14,8 +14,8 @@ import { ProtocolError, RpcError, TimeoutError, TransportError } from '../client
 import { readSse } from '../client/sse-parser.ts'
 import type { UpstreamConfig } from '../config/types.ts'
 import { maxMessageBytes } from './connect.ts'
-import type { JsonRpcMessage } from '../protocol/jsonrpc.ts'
-import type { JsonObject } from '../protocol/mcp-types.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 
 const VERSION = '2026-07-28'
 /** Milliseconds before a failed discover is asked again. */

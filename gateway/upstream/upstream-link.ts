@@ -14,7 +14,7 @@ import { TransportError } from '../client/errors.ts'
 import type { RequestOptions } from '../client/protocol.ts'
 import type { InitializeResult } from '../client/types.ts'
 import type { UpstreamConfig } from '../config/types.ts'
-import type { ClientCapabilities, Implementation, JsonObject } from '../protocol/mcp-types.ts'
+import type { ClientCapabilities, Implementation, JsonObject } from '../wire/mcp-types.ts'
 import type { UpstreamSession } from '../store/store.ts'
 import { connect, type StdioKey, type StdioTransports } from './connect.ts'
 
