@@ -19,7 +19,7 @@ import type { Server, ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import type { ConnectionsConfig } from '../config/types.ts'
-import { EdgeCode, RpcCode } from '../wire/errors.ts'
+import { EdgeError } from '../wire/errors.ts'
 import { errorMessage } from '../wire/jsonrpc.ts'
 
 /** The options the HTTP server is created with (Fastify's `http` and `requestTimeout`). */
@@ -38,17 +38,17 @@ export function checkIntervalMs(config: ConnectionsConfig): number {
 }
 
 /** A whole HTTP response, written on a raw socket before any request was read. */
-function rawResponse(status: number, reason: string, message: string): string {
-  const body = JSON.stringify(errorMessage(null, RpcCode.ServerError, message))
-  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+function rawResponse(error: EdgeError, reason: string): string {
+  const body = JSON.stringify(errorMessage(null, error.rpcCode, error.message))
+  return `HTTP/1.1 ${error.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
 }
 
 /** Counts connections per client address and refuses those over `max_per_address` (0: no cap). */
 export function capConnections(server: Server, config: ConnectionsConfig, logger: Logger): void {
   const max = config.max_per_address
   if (max === 0) return
-  const refusal = rawResponse(EdgeCode.MCP_EDGE_TOO_MANY_CONNECTIONS, 'Too Many Requests',
-    `Too Many Requests: over ${max} connections from this address (connections.max_per_address)`)
+  const refusal = rawResponse(new EdgeError('MCP_EDGE_TOO_MANY_CONNECTIONS',
+    `Too Many Requests: over ${max} connections from this address (connections.max_per_address)`), 'Too Many Requests')
   const open = new Map<string, number>()
   let refusedSinceLog = 0
   let logged = 0
@@ -81,10 +81,9 @@ export function capConnections(server: Server, config: ConnectionsConfig, logger
  * parsed, is told (a JSON-RPC error, not Fastify's own body). Timeouts are logged at debug.
  */
 export function clientErrorHandler(logger: Logger): (error: Error & { code?: string }, socket: Socket) => void {
-  const timeout = rawResponse(EdgeCode.MCP_EDGE_REQUEST_TIMEOUT, 'Request Timeout',
-    'Request Timeout: the request did not arrive whole in time (connections.header_timeout, connections.body_timeout)')
-  const tooLarge = rawResponse(EdgeCode.MCP_EDGE_HEADERS_TOO_LARGE, 'Request Header Fields Too Large', 'Request Header Fields Too Large')
-  const malformed = rawResponse(EdgeCode.MCP_EDGE_MALFORMED_HTTP, 'Bad Request', 'Bad Request: malformed HTTP')
+  const timeout = rawResponse(new EdgeError('MCP_EDGE_REQUEST_TIMEOUT'), 'Request Timeout')
+  const tooLarge = rawResponse(new EdgeError('MCP_EDGE_HEADERS_TOO_LARGE'), 'Request Header Fields Too Large')
+  const malformed = rawResponse(new EdgeError('MCP_EDGE_MALFORMED_HTTP'), 'Bad Request')
   return (error, socket) => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return
     const answer = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? timeout : error.code === 'HPE_HEADER_OVERFLOW' ? tooLarge : malformed

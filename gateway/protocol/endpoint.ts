@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
-import { EdgeCode, EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../wire/errors.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import type { Registry } from '../registry/registry.ts'
 import { StoreUnavailableError, type SessionRecord, type SessionStore } from '../store/store.ts'
 import { serverCapabilities, serverInfo } from './capabilities.ts'
@@ -365,7 +365,7 @@ export class McpEndpoint implements ContextHost {
     if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
     if (error instanceof StoreUnavailableError) {
       this.logger.warn({ err: error, sessionId: record.id, method: request.method }, 'session store unavailable')
-      return errorMessage(request.id, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE)
+      return errorMessage(request.id, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.rpc, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.message)
     }
     this.logger.error({ err: error, sessionId: record.id, method: request.method }, 'handler failed')
     return errorMessage(request.id, RpcCode.InternalError, 'Internal error')
@@ -374,5 +374,5 @@ export class McpEndpoint implements ContextHost {
 
 /** The HTTP status a failure asks for (a store outage: 503, like every other store failure); undefined: the usual. */
 function httpStatusOf(error: unknown): number | undefined {
-  return error instanceof StoreUnavailableError ? EdgeCode.MCP_EDGE_STORE_UNAVAILABLE : undefined
+  return error instanceof StoreUnavailableError ? EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.status : undefined
 }

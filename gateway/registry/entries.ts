@@ -14,6 +14,7 @@ import {
   checkToolAnnotations,
   checkToolName,
   clipAnnotations,
+  invalid,
   isRecord,
 } from './component-checks.ts'
 import {
@@ -68,7 +69,7 @@ export type Entry = ToolEntry | PromptEntry | ResourceEntry | TemplateEntry
 
 /** Checks a component and builds its entry; throws an Error whose message names the component. */
 export function toEntry(component: Component): Entry {
-  if (!isRecord(component)) throw new Error(`Invalid component: expected an object made by mcp.tool/prompt/resource/resourceTemplate`)
+  if (!isRecord(component)) throw invalid('Invalid component: expected an object made by mcp.tool/prompt/resource/resourceTemplate')
   const kind = (component as { kind?: unknown }).kind
   try {
     switch (component.kind) {
@@ -82,9 +83,9 @@ export function toEntry(component: Component): Entry {
         return templateEntry(component)
     }
   } catch (err) {
-    throw new Error(`Invalid ${label(component)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+    throw invalid(`Invalid ${label(component)}: ${err instanceof Error ? err.message : String(err)}`, err)
   }
-  throw new Error(`Invalid component: unknown kind ${JSON.stringify(kind)}`)
+  throw invalid(`Invalid component: unknown kind ${JSON.stringify(kind)}`)
 }
 
 function toolEntry(tool: Tool): ToolEntry {
@@ -104,11 +105,11 @@ function promptEntry(prompt: Prompt): PromptEntry {
   checkCompletions(prompt.completions)
   const required: string[] = []
   if (prompt.arguments !== undefined) {
-    if (!isRecord(prompt.arguments)) throw new Error('arguments must be an object of {title, description, required}')
+    if (!isRecord(prompt.arguments)) throw invalid('arguments must be an object of {title, description, required}')
     for (const [name, arg] of Object.entries(prompt.arguments)) {
-      if (!isRecord(arg)) throw new Error(`arguments.${name} must be an object`)
+      if (!isRecord(arg)) throw invalid(`arguments.${name} must be an object`)
       checkDescribed(arg)
-      if (arg.required !== undefined && typeof arg.required !== 'boolean') throw new Error(`arguments.${name}.required must be a boolean`)
+      if (arg.required !== undefined && typeof arg.required !== 'boolean') throw invalid(`arguments.${name}.required must be a boolean`)
       if (arg.required === true) required.push(name)
     }
   }
@@ -126,7 +127,7 @@ function resourceEntry(resource: Resource): ResourceEntry {
 }
 
 function templateEntry(template: ResourceTemplate): TemplateEntry {
-  if (typeof template.uriTemplate !== 'string') throw new Error('uriTemplate must be a string')
+  if (typeof template.uriTemplate !== 'string') throw invalid('uriTemplate must be a string')
   const matcher = new UriTemplate(template.uriTemplate)
   checkName(template.name)
   checkCallback(template.callback)
@@ -141,7 +142,7 @@ function compileSchema(schema: unknown, field: string): ValidateFunction {
   try {
     return compileObjectSchema(schema)
   } catch (err) {
-    throw new Error(`${field} ${err instanceof Error ? err.message : String(err)}`)
+    throw invalid(`${field} ${err instanceof Error ? err.message : String(err)}`)
   }
 }
 

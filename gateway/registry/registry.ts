@@ -9,6 +9,7 @@
 import type { ComponentKind } from './context.ts'
 import type { Component, Prompt, Resource, ResourceTemplate, Tool } from './components.ts'
 import type { PromptDescriptor, ResourceDescriptor, ResourceTemplateDescriptor, ToolDescriptor } from './descriptors.ts'
+import { invalid } from './component-checks.ts'
 import { toEntry, type Entry, type PromptEntry, type ResourceEntry, type TemplateEntry, type ToolEntry } from './entries.ts'
 import { Pager, type Page } from './pagination.ts'
 import type { TemplateVariables } from './uri-template.ts'
@@ -169,7 +170,7 @@ export class Registry {
     for (const component of components) {
       const kind = (component as { kind?: unknown } | null)?.kind
       if (!kinds.includes(kind as ComponentKind)) {
-        throw new Error(`Invalid component: expected ${kinds.join(' or ')}, got ${JSON.stringify(kind)}`)
+        throw invalid(`Invalid component: expected ${kinds.join(' or ')}, got ${JSON.stringify(kind)}`)
       }
     }
     const entries = components.map(toEntry)

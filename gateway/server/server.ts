@@ -12,7 +12,7 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
-import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../wire/errors.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode, refusalOf } from '../wire/errors.ts'
 import type { Handler } from '../registry/define-handler.ts'
 import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
@@ -25,7 +25,8 @@ import { StoreUnavailableError, type SessionStore } from '../store/store.ts'
 import { capConnections, clientErrorHandler, serverTimeouts } from '../edge/connection-guard.ts'
 import { createMetrics } from '../edge/metrics.ts'
 import { openStreamCount } from '../transport/sse.ts'
-import { registerStreamableHttp, replyError } from '../transport/streamable-http.ts'
+import { replyError } from '../transport/reply-error.ts'
+import { registerStreamableHttp } from '../transport/streamable-http.ts'
 import { registerWebSocket, registerWebSocketSupport } from '../transport/websocket.ts'
 
 export interface Gateway {
@@ -89,26 +90,27 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     }
   })
   app.setErrorHandler((error: FastifyError | McpError, request, reply) => {
-    if (error instanceof McpError) return replyError(reply, 400, error.code, error.message)
+    if (error instanceof McpError) return replyError(reply, refusalOf(error))
     if (error instanceof StoreUnavailableError) {
       logger.debug({ err: error, reqId: request.id }, 'session store unavailable')
-      return replyError(reply, error.status, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE, idOf(request.body))
+      return replyError(reply, new EdgeError('MCP_EDGE_STORE_UNAVAILABLE'), idOf(request.body))
     }
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return replyError(reply, 413, RpcCode.ServerError, `Payload Too Large: the body is over ${config.body_limit} bytes`)
+        return replyError(reply, new EdgeError('MCP_EDGE_BODY_TOO_LARGE', `Payload Too Large: the body is over ${config.body_limit} bytes`))
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return replyError(reply, 415, RpcCode.ServerError, 'Unsupported Media Type: Content-Type must be application/json')
+        return replyError(reply, new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE'))
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return replyError(reply, 400, RpcCode.ParseError, 'Parse error: empty body')
+        return replyError(reply, new EdgeError('MCP_EDGE_PARSE_ERROR', 'Parse error: empty body'))
     }
-    const status = error.statusCode ?? 500
-    if (status < 500) return replyError(reply, status, RpcCode.InvalidRequest, error.message)
+    // Fastify's other refusals (a malformed request line, …) keep Fastify's status.
+    const status = error.statusCode ?? EdgeCode.MCP_EDGE_INTERNAL.status
+    if (status < EdgeCode.MCP_EDGE_INTERNAL.status) return replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', error.message, { status }))
     logger.error({ err: error, reqId: request.id, url: request.url }, 'request failed')
-    return replyError(reply, 500, RpcCode.InternalError, 'Internal error')
+    return replyError(reply, new EdgeError('MCP_EDGE_INTERNAL'))
   })
   app.setNotFoundHandler((request, reply) =>
-    replyError(reply, 404, RpcCode.InvalidRequest, `Not Found: no MCP route at ${request.url}`),
+    replyError(reply, new EdgeError('MCP_EDGE_ROUTE_NOT_FOUND', `Not Found: no MCP route at ${request.url}`)),
   )
 
   // Before any route: @fastify/websocket must see every route added after it.
@@ -151,7 +153,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     // Proxy routes report each upstream as this worker sees it; a route serves (degraded) without them.
     const upstreams = [...endpoints].filter(([, endpoint]) => endpoint.extension !== undefined)
     if (upstreams.length > 0) body.upstreams = Object.fromEntries(upstreams.map(([location, endpoint]) => [location, endpoint.extension!.report()]))
-    return reply.code(ready ? 200 : 503).send(body)
+    return reply.code(ready ? 200 : EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.status).send(body)
   })
 
   return {

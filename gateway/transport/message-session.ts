@@ -15,7 +15,7 @@
  * but requests run concurrently: the queue waits for a request's start, never for its end.
  */
 import type { Logger } from 'pino'
-import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../wire/errors.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import { classify, errorMessage, idOf } from '../wire/jsonrpc.ts'
@@ -159,7 +159,7 @@ export class MessageSession {
       record = await endpoint.store.get(this.#sessionId)
     } catch (error) {
       this.#logger.warn({ err: error }, 'session store unavailable')
-      if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE))
+      if (incoming.kind === 'request') this.send(storeUnavailable(incoming.message.id))
       return
     }
     if (record === undefined) {
@@ -199,8 +199,8 @@ export class MessageSession {
     try {
       envelope = readEnvelope(request.params, typeof version === 'string' ? version : undefined)
     } catch (error) {
-      const rpc = error as McpError
-      this.send(errorMessage(request.id, rpc.code, rpc.message, rpc.data))
+      const refusal = error as EdgeError
+      this.send(errorMessage(request.id, refusal.rpcCode, refusal.message, refusal.data))
       return
     }
     if (!isStatelessMethod(endpoint, request.method)) {
@@ -231,7 +231,7 @@ export class MessageSession {
     if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
     if (error instanceof StoreUnavailableError) {
       this.#logger.warn({ err: error, method: 'initialize' }, 'session store unavailable')
-      return errorMessage(request.id, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE)
+      return storeUnavailable(request.id)
     }
     if (error instanceof EdgeError) return errorMessage(request.id, RpcCode.ServerError, error.message)
     this.#logger.error({ err: error }, 'initialize failed')
@@ -329,4 +329,10 @@ class StatelessChannelSink extends ChannelSink implements StatelessSink {
       listener()
     })
   }
+}
+
+/** The answer to a request the session store could not serve (its backend's words are logged, not sent). */
+function storeUnavailable(id: RequestId): JsonRpcResponse {
+  const row = EdgeCode.MCP_EDGE_STORE_UNAVAILABLE
+  return errorMessage(id, row.rpc, row.message)
 }

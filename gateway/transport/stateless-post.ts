@@ -5,7 +5,7 @@
  * the response is the cancellation.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { McpError, RpcCode } from '../wire/errors.ts'
+import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { Incoming } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
@@ -15,13 +15,13 @@ import { readEnvelope } from '../protocol/stateless/envelope.ts'
 import { checkParamHeaders, checkRoutingHeaders, headerParams } from '../protocol/stateless/headers.ts'
 import type { ToolEntry } from '../registry/entries.ts'
 import { PostExchange, type ExchangeOptions } from './post-exchange.ts'
+import { replyError } from './reply-error.ts'
 
 export interface StatelessPostOptions {
   endpoint: McpEndpoint
   dispatcher: StatelessDispatcher
   /** Shared by every stateless exchange of the route. */
   exchanges: ExchangeOptions
-  replyError: (reply: FastifyReply, status: number, code: number, message: string, id?: string | number | null, data?: unknown) => FastifyReply
 }
 
 /** `x-mcp-header` annotations per tool, read once per registered tool. */
@@ -29,13 +29,13 @@ const annotatedHeaders = new WeakMap<ToolEntry, ReadonlyMap<string, string>>()
 
 /** Answers a stateless POST; synchronous unless its handler is (see `StatelessDispatcher.handle`). */
 export function statelessPost(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, options: StatelessPostOptions): Promise<void> | undefined {
-  const { endpoint, dispatcher, replyError } = options
+  const { endpoint, dispatcher } = options
   if (incoming.kind === 'notification') {
     reply.code(202).send()
     return undefined
   }
   if (incoming.kind === 'response') {
-    replyError(reply, 400, RpcCode.InvalidRequest, 'Invalid Request: a stateless client sends no responses')
+    replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', 'Invalid Request: a stateless client sends no responses'))
     return undefined
   }
   const message = incoming.message
@@ -45,15 +45,15 @@ export function statelessPost(request: FastifyRequest, reply: FastifyReply, inco
   try {
     envelope = readEnvelope(message.params, Array.isArray(version) ? version[0] : version)
     if (!isStatelessMethod(endpoint, message.method)) {
-      replyError(reply, 404, RpcCode.MethodNotFound, `Method not found: ${message.method} (not served on the 2026-07-28 wire)`, message.id)
+      replyError(reply, new EdgeError('MCP_EDGE_METHOD_NOT_FOUND', `Method not found: ${message.method} (not served on the 2026-07-28 wire)`), message.id)
       return undefined
     }
     checkRoutingHeaders(request.headers, message.method, params)
     if (message.method === 'tools/call') checkToolHeaders(request, endpoint, params)
   } catch (error) {
-    if (!(error instanceof McpError)) throw error
-    const status = 'status' in error ? (error.status as number) : 400
-    replyError(reply, status, error.code, error.message, message.id, error.data)
+    if (error instanceof EdgeError) replyError(reply, error, message.id)
+    else if (error instanceof McpError) replyError(reply, refusalOf(error), message.id)
+    else throw error
     return undefined
   }
   const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges)

@@ -9,14 +9,15 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OriginPolicy } from '../edge/origin-check.ts'
-import { EdgeError, McpError, RpcCode, STORE_UNAVAILABLE_MESSAGE } from '../wire/errors.ts'
+import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
-import { classify, errorMessage, idOf, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
+import { classify, idOf, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { isStateless } from '../protocol/stateless/envelope.ts'
 import { isSupportedVersion } from '../wire/versions.ts'
 import { parseEventId, StoreUnavailableError, type SessionRecord } from '../store/store.ts'
 import { PostExchange, type ExchangeOptions, type OpenStreams } from './post-exchange.ts'
+import { replyError, writeError } from './reply-error.ts'
 import { RequestLog } from './request-log.ts'
 import type { RouteMetrics } from '../edge/metrics.ts'
 import { SseChannel, sseHeaders } from './sse.ts'
@@ -27,11 +28,6 @@ import { probeChannel, relayChannel } from './stream-relay.ts'
 import { statelessPost } from './stateless-post.ts'
 
 const KEEPALIVE_MS = 25_000
-
-/** Sends a JSON-RPC error with an HTTP status; `id` is null when the request's id is unknown. */
-export function replyError(reply: FastifyReply, status: number, code: number, message: string, id: string | number | null = null, data?: unknown): FastifyReply {
-  return reply.code(status).header('content-type', 'application/json').send(JSON.stringify(errorMessage(id, code, message, data)))
-}
 
 function accepts(accept: string | undefined, type: string, family: string): boolean {
   return accept !== undefined && (accept.includes(type) || accept.includes(`${family}/*`) || accept.includes('*/*'))
@@ -49,7 +45,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   const log = new RequestLog(logger, metrics)
   const sendBuffer: SendBufferLimits = { maxBytes: route.send_buffer.max_bytes, maxMessages: route.send_buffer.max_messages }
   const exchanges: ExchangeOptions = { store, resumable: route.resumability, openStreams, log, sendBuffer }
-  const stateless = { endpoint, dispatcher: endpoint.stateless, exchanges: { ...exchanges, resumable: false, era: '2026-07-28' }, replyError }
+  const stateless = { endpoint, dispatcher: endpoint.stateless, exchanges: { ...exchanges, resumable: false, era: '2026-07-28' } }
   const following: FollowOptions = { probeChannel: probeChannel(route.location), producerTimeoutMs: route.producer_timeout * 1000, sendBuffer }
   const followers = new FollowerLimit(route.max_followers)
 
@@ -67,8 +63,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     if (header(request, 'mcp-session-id') !== undefined) return false
     const version = header(request, 'mcp-protocol-version')
     if (version !== undefined && isSupportedVersion(version)) return false
-    reply.header('allow', 'POST')
-    replyError(reply, 405, RpcCode.MethodNotFound, `Method Not Allowed: ${request.method} needs a session (stateless clients use POST)`)
+    replyError(reply, new EdgeError('MCP_EDGE_SESSION_METHOD_NOT_ALLOWED', `Method Not Allowed: ${request.method} needs a session (stateless clients use POST)`))
     return true
   }
 
@@ -83,7 +78,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     sessionId = header(request, 'mcp-session-id'),
   ): SessionRecord | undefined | Promise<SessionRecord | undefined> {
     if (sessionId === undefined) {
-      replyError(reply, 400, RpcCode.ServerError, 'Bad Request: Mcp-Session-Id header is required (initialize first)', id)
+      replyError(reply, new EdgeError('MCP_EDGE_SESSION_REQUIRED'), id)
       return undefined
     }
     const known = store.peek(sessionId)
@@ -93,12 +88,12 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
 
   function admit(request: FastifyRequest, reply: FastifyReply, id: string | number | null, sessionId: string, record: SessionRecord | undefined): SessionRecord | undefined {
     if (record === undefined || record.route !== route.location) {
-      replyError(reply, 404, RpcCode.SessionNotFound, 'Session not found: initialize a new session', id)
+      replyError(reply, new EdgeError('MCP_EDGE_SESSION_NOT_FOUND'), id)
       return undefined
     }
     const version = header(request, 'mcp-protocol-version')
     if (version !== undefined && !isSupportedVersion(version)) {
-      replyError(reply, 400, RpcCode.ServerError, `Bad Request: unsupported MCP-Protocol-Version ${version}`, id)
+      replyError(reply, new EdgeError('MCP_EDGE_BAD_PROTOCOL_VERSION', `Bad Request: unsupported MCP-Protocol-Version ${version}`), id)
       return undefined
     }
     store.touch(sessionId)
@@ -109,17 +104,17 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   // the profile. A hook that has replied does not call `done`.
   app.addHook('onRequest', (request, reply, done) => {
     if (!policy.allows(request.headers.host, header(request, 'origin'))) {
-      replyError(reply, 403, RpcCode.ServerError, 'Forbidden: Origin or Host not allowed')
+      replyError(reply, new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN'))
       return
     }
     if (request.method === 'POST') {
       if (!accepts(request.headers.accept, 'application/json', 'application') || !accepts(request.headers.accept, 'text/event-stream', 'text')) {
-        replyError(reply, 406, RpcCode.ServerError, 'Not Acceptable: Accept must list application/json and text/event-stream')
+        replyError(reply, new EdgeError('MCP_EDGE_NOT_ACCEPTABLE'))
         return
       }
       const type = request.headers['content-type']
       if (type === undefined || !type.toLowerCase().startsWith('application/json')) {
-        replyError(reply, 415, RpcCode.ServerError, 'Unsupported Media Type: Content-Type must be application/json')
+        replyError(reply, new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE'))
         return
       }
     }
@@ -134,8 +129,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     try {
       incoming = classify(request.body)
     } catch (error) {
-      const rpc = error as McpError
-      replyError(reply, 400, rpc.code, rpc.message, idOf(request.body))
+      replyError(reply, refusalOf(error as McpError), idOf(request.body))
       return undefined
     }
     const message = incoming.message
@@ -177,11 +171,11 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     } catch (error) {
       if (error instanceof StoreUnavailableError) {
         logger.warn({ err: error, method: 'initialize' }, 'session store unavailable')
-        return replyError(reply, error.status, RpcCode.ServerError, STORE_UNAVAILABLE_MESSAGE, request.id)
+        return replyError(reply, new EdgeError('MCP_EDGE_STORE_UNAVAILABLE'), request.id)
       }
-      if (error instanceof EdgeError) return replyError(reply, error.status, RpcCode.ServerError, error.message, request.id)
+      if (error instanceof EdgeError) return replyError(reply, error, request.id)
       if (!(error instanceof McpError)) throw error
-      return replyError(reply, 400, error.code, error.message, request.id)
+      return replyError(reply, refusalOf(error), request.id)
     }
   }
 
@@ -189,7 +183,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   app.get(route.location, { exposeHeadRoute: false }, async (request, reply) => {
     if (sessionlessMethodNotAllowed(request, reply)) return reply
     if (!accepts(request.headers.accept, 'text/event-stream', 'text')) {
-      return replyError(reply, 406, RpcCode.ServerError, 'Not Acceptable: Accept must list text/event-stream')
+      return replyError(reply, new EdgeError('MCP_EDGE_NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream'))
     }
     const record = await sessionFor(request, reply, null)
     if (record === undefined) return reply
@@ -215,11 +209,10 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
    */
   async function resume(record: SessionRecord, lastEventId: string, reply: FastifyReply): Promise<FastifyReply> {
     const streamId = parseEventId(lastEventId)?.stream
-    if (streamId === undefined) return replyError(reply, 400, RpcCode.InvalidParams, `Malformed Last-Event-ID ${lastEventId}`)
+    if (streamId === undefined) return replyError(reply, new EdgeError('MCP_EDGE_BAD_EVENT_ID', `Malformed Last-Event-ID ${lastEventId}`))
     if (streamId === STANDALONE_STREAM) return resumeStandalone(record, lastEventId, reply)
     if (!followers.enter(record.id, reply.raw)) {
-      const error = new EdgeError('MCP_EDGE_TOO_MANY_FOLLOWERS', `Too many resumed streams on this session (max_followers ${followers.max}); close one first`)
-      return replyError(reply, error.status, RpcCode.ServerError, error.message)
+      return replyError(reply, new EdgeError('MCP_EDGE_TOO_MANY_FOLLOWERS', `Too many resumed streams on this session (max_followers ${followers.max}); close one first`))
     }
     const channel = openStreams.get(`${record.id} ${streamId}`)
     if (channel === undefined) {
@@ -230,7 +223,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
         reply.raw.flushHeaders()
       }
       if (await followStream(store, record.id, lastEventId, reply.raw, open, following)) return reply
-      return unknownEventId(reply, lastEventId)
+      return replyError(reply, unknownEventId(lastEventId))
     }
     reply.hijack()
     const raw = reply.raw
@@ -239,8 +232,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       raw.flushHeaders() // when nothing was missed, no event follows soon
     }
     if (!(await channel.resume(raw, lastEventId, open))) {
-      const body = JSON.stringify(errorMessage(null, RpcCode.InvalidParams, unknownEventIdMessage(lastEventId)))
-      raw.writeHead(404, { 'content-type': 'application/json' }).end(body)
+      writeError(raw, unknownEventId(lastEventId))
     }
     return reply
   }
@@ -269,14 +261,6 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     return reply
   }
 
-  function unknownEventIdMessage(lastEventId: string): string {
-    return `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`
-  }
-
-  function unknownEventId(reply: FastifyReply, lastEventId: string): FastifyReply {
-    return replyError(reply, 404, RpcCode.InvalidParams, unknownEventIdMessage(lastEventId))
-  }
-
   function standaloneOutlet(channel: SseChannel): SessionOutlet {
     return {
       send: (message) => channel.send(JSON.stringify(message)),
@@ -286,7 +270,11 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   }
 
   function conflict(reply: FastifyReply): FastifyReply {
-    return replyError(reply, 409, RpcCode.ServerError, 'Conflict: this session already has a standalone SSE stream open')
+    return replyError(reply, new EdgeError('MCP_EDGE_STREAM_CONFLICT'))
+  }
+
+  function unknownEventId(lastEventId: string): EdgeError {
+    return new EdgeError('MCP_EDGE_UNKNOWN_EVENT_ID', `Unknown Last-Event-ID ${lastEventId}: it expired or never existed; open a new stream`)
   }
 
   /**
@@ -310,7 +298,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     method: ['PUT', 'PATCH', 'OPTIONS'],
     url: route.location,
     handler: async (_request, reply) =>
-      replyError(reply.header('allow', 'GET, POST, DELETE'), 405, RpcCode.ServerError, 'Method Not Allowed: use POST, GET or DELETE'),
+      replyError(reply, new EdgeError('MCP_EDGE_METHOD_NOT_ALLOWED')),
   })
 
   app.delete(route.location, async (request, reply) => {

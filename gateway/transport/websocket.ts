@@ -20,9 +20,9 @@ import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
 import { OriginPolicy } from '../edge/origin-check.ts'
-import { RpcCode } from '../wire/errors.ts'
+import { EdgeError } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import { replyError } from './streamable-http.ts'
+import { replyError } from './reply-error.ts'
 import { WebSocketConnection } from './websocket-connection.ts'
 
 /** The only subprotocol this transport speaks. */
@@ -86,7 +86,7 @@ export async function registerWebSocketSupport(app: FastifyInstance, routes: rea
   // A callback hook: it runs on every HTTP request too, where a promise would be pure cost.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.ws && (request.routeOptions.config as WebSocketRouteConfig).mcpWebSocket !== true) {
-      replyError(reply, 404, RpcCode.InvalidRequest, `Not Found: no WebSocket endpoint at ${request.url}`)
+      replyError(reply, new EdgeError('MCP_EDGE_ROUTE_NOT_FOUND', `Not Found: no WebSocket endpoint at ${request.url}`))
       return
     }
     done()
@@ -122,16 +122,16 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     onRequest: async (request, reply) => {
       const origin = request.headers.origin
       if (!policy.allows(request.headers.host, Array.isArray(origin) ? origin[0] : origin)) {
-        return replyError(reply, 403, RpcCode.ServerError, 'Forbidden: Origin or Host not allowed')
+        return replyError(reply, new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN'))
       }
       const offered = offeredProtocols(request)
       if (offered.length > 0 && !offered.includes(SUBPROTOCOL)) {
-        return replyError(reply, 400, RpcCode.InvalidRequest,
-          `Bad Request: this endpoint speaks the WebSocket subprotocol "${SUBPROTOCOL}"; the client offered ${offered.join(', ')}`)
+        return replyError(reply, new EdgeError('MCP_EDGE_BAD_UPGRADE',
+          `Bad Request: this endpoint speaks the WebSocket subprotocol "${SUBPROTOCOL}"; the client offered ${offered.join(', ')}`))
       }
     },
     // Reached only by a request that looked like an upgrade but was not handed over as one.
-    handler: async (_request, reply) => replyError(reply, 400, RpcCode.InvalidRequest, 'Bad Request: expected a WebSocket upgrade'),
+    handler: async (_request, reply) => replyError(reply, new EdgeError('MCP_EDGE_BAD_UPGRADE')),
     wsHandler: (socket) => {
       const connection = new WebSocketConnection(socket, endpoint, limits, connectionLogger)
       hub.connections.add(connection)

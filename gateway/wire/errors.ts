@@ -1,9 +1,13 @@
 /**
  * Every error code mcp-edge produces, in one place.
  *
- * Wire errors are JSON-RPC / MCP codes carried by `McpError`; they become a JSON-RPC error object.
- * Local errors carry a stable `MCP_EDGE_*` code and an HTTP status (`EdgeError`): configuration,
- * handler loading and transport-level refusals.
+ * Wire errors are JSON-RPC / MCP codes (`RpcCode`) carried by `McpError`; they become a JSON-RPC
+ * error object inside an answer. Everything the gateway refuses or fails with itself is a row of the
+ * error table (`EdgeCode`): a stable `MCP_EDGE_*` name, the HTTP status a transport answers with, the
+ * JSON-RPC code of the error body, and the default message. An `EdgeError` names its row; every
+ * refusal is one (`transport/reply-error.ts` writes it), so no status or code is chosen anywhere else.
+ *
+ * Adding a refusal is adding a row, then `throw new EdgeError('MCP_EDGE_…', detail?, { headers })`.
  */
 
 /** JSON-RPC and MCP error codes sent on the wire. */
@@ -23,9 +27,83 @@ export const RpcCode = {
   ServerError: -32000,
   /** The session id is unknown or ended (HTTP 404): initialize a new session. */
   SessionNotFound: -32001,
-  /** MCP 2025-11-25: a URL elicitation must complete first. */
+  /** MCP 2026-07-28: a header disagrees with the body (or is missing). */
+  HeaderMismatch: -32020,
+  /** MCP 2026-07-28: the request needs a client capability its envelope does not declare. */
+  MissingCapability: -32021,
+  /** MCP 2026-07-28: the envelope names a protocol version the server does not speak. */
+  UnsupportedVersion: -32022,
+  /** MCP 2025-11-25: a URL elicitation must complete first (a handler throws it). */
   UrlElicitationRequired: -32042,
 } as const
+
+/** One row of the error table. */
+export interface ErrorRow {
+  /** The HTTP status a transport answers with. */
+  readonly status: number
+  /** The JSON-RPC code of the error body. */
+  readonly rpc: number
+  /** The message when the thrower gives none. */
+  readonly message: string
+  /** Response headers the refusal always carries (a thrower may add more). */
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+const { ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError, ServerError, SessionNotFound } = RpcCode
+
+/**
+ * The error table: one row per code. Keep it grouped by status; a test checks that every status
+ * and JSON-RPC code in gateway/ comes from here.
+ */
+export const EdgeCode = {
+  // 400: the request itself is wrong.
+  MCP_EDGE_PARSE_ERROR: { status: 400, rpc: ParseError, message: 'Parse error' },
+  MCP_EDGE_INVALID_REQUEST: { status: 400, rpc: InvalidRequest, message: 'Invalid Request' },
+  MCP_EDGE_INVALID_PARAMS: { status: 400, rpc: InvalidParams, message: 'Invalid params' },
+  MCP_EDGE_BAD_UPGRADE: { status: 400, rpc: InvalidRequest, message: 'Bad Request: expected a WebSocket upgrade' },
+  MCP_EDGE_SESSION_REQUIRED: { status: 400, rpc: ServerError, message: 'Bad Request: Mcp-Session-Id header is required (initialize first)' },
+  MCP_EDGE_BAD_PROTOCOL_VERSION: { status: 400, rpc: ServerError, message: 'Bad Request: unsupported MCP-Protocol-Version' },
+  MCP_EDGE_BAD_EVENT_ID: { status: 400, rpc: InvalidParams, message: 'Malformed Last-Event-ID' },
+  MCP_EDGE_HEADER_MISMATCH: { status: 400, rpc: RpcCode.HeaderMismatch, message: 'Header mismatch' },
+  MCP_EDGE_MISSING_CAPABILITY: { status: 400, rpc: RpcCode.MissingCapability, message: 'Missing required client capability' },
+  MCP_EDGE_UNSUPPORTED_VERSION: { status: 400, rpc: RpcCode.UnsupportedVersion, message: 'Unsupported protocol version' },
+  /** A server→client request the client cannot take (it did not declare the capability). */
+  MCP_EDGE_CLIENT_CAPABILITY_MISSING: { status: 400, rpc: ServerError, message: 'The client did not declare the capability' },
+  /** Bytes that are not HTTP/1.1. */
+  MCP_EDGE_MALFORMED_HTTP: { status: 400, rpc: ServerError, message: 'Bad Request: malformed HTTP' },
+  // 403 … 431: the request cannot be served as sent.
+  MCP_EDGE_FORBIDDEN_ORIGIN: { status: 403, rpc: ServerError, message: 'Forbidden: Origin or Host not allowed' },
+  MCP_EDGE_ROUTE_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: no MCP route here' },
+  MCP_EDGE_SESSION_NOT_FOUND: { status: 404, rpc: SessionNotFound, message: 'Session not found: initialize a new session' },
+  MCP_EDGE_METHOD_NOT_FOUND: { status: 404, rpc: MethodNotFound, message: 'Method not found' },
+  MCP_EDGE_UNKNOWN_EVENT_ID: { status: 404, rpc: InvalidParams, message: 'Unknown Last-Event-ID: it expired or never existed; open a new stream' },
+  MCP_EDGE_METHOD_NOT_ALLOWED: { status: 405, rpc: ServerError, message: 'Method Not Allowed: use POST, GET or DELETE', headers: { allow: 'GET, POST, DELETE' } },
+  /** GET and DELETE on the stateless wire: there is no session to stream or end. */
+  MCP_EDGE_SESSION_METHOD_NOT_ALLOWED: { status: 405, rpc: MethodNotFound, message: 'Method Not Allowed: this needs a session (stateless clients use POST)', headers: { allow: 'POST' } },
+  MCP_EDGE_NOT_ACCEPTABLE: { status: 406, rpc: ServerError, message: 'Not Acceptable: Accept must list application/json and text/event-stream' },
+  MCP_EDGE_STREAM_CONFLICT: { status: 409, rpc: ServerError, message: 'Conflict: this session already has a standalone SSE stream open' },
+  /** A request whose headers or body did not arrive in time (`connections.header_timeout`, `body_timeout`). */
+  MCP_EDGE_REQUEST_TIMEOUT: { status: 408, rpc: ServerError, message: 'Request Timeout: the request did not arrive whole in time (connections.header_timeout, connections.body_timeout)' },
+  MCP_EDGE_BODY_TOO_LARGE: { status: 413, rpc: ServerError, message: 'Payload Too Large' },
+  MCP_EDGE_UNSUPPORTED_MEDIA_TYPE: { status: 415, rpc: ServerError, message: 'Unsupported Media Type: Content-Type must be application/json' },
+  /** A session holds `max_followers` resumed streams on this worker already. */
+  MCP_EDGE_TOO_MANY_FOLLOWERS: { status: 429, rpc: ServerError, message: 'Too many resumed streams on this session; close one first' },
+  /** More connections from one client address than `connections.max_per_address`. */
+  MCP_EDGE_TOO_MANY_CONNECTIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many connections from this address (connections.max_per_address)' },
+  /** Request headers over Node's limit. */
+  MCP_EDGE_HEADERS_TOO_LARGE: { status: 431, rpc: ServerError, message: 'Request Header Fields Too Large' },
+  /** The request that asked the client something was cancelled (nginx's 499: the client went away). */
+  MCP_EDGE_REQUEST_CANCELLED: { status: 499, rpc: ServerError, message: 'Request cancelled' },
+  // 5xx: the gateway cannot serve it now.
+  MCP_EDGE_INTERNAL: { status: 500, rpc: InternalError, message: 'Internal error' },
+  MCP_EDGE_CONFIG_INVALID: { status: 500, rpc: InternalError, message: 'Invalid configuration' },
+  MCP_EDGE_HANDLER_INVALID: { status: 500, rpc: InternalError, message: 'Invalid handler module' },
+  MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
+  /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */
+  MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable' },
+  MCP_EDGE_CLIENT_TIMEOUT: { status: 504, rpc: ServerError, message: 'The client did not answer in time' },
+} as const satisfies Record<`MCP_EDGE_${string}`, ErrorRow>
+export type EdgeCodeName = keyof typeof EdgeCode
 
 /** An error that reaches the client as a JSON-RPC error object. */
 export class McpError extends Error {
@@ -39,50 +117,58 @@ export class McpError extends Error {
   }
 }
 
-/**
- * What a client is told when the session store cannot be reached (HTTP 503, -32000). The backend's own
- * words ("redis: Command timed out", a host name) go to the log only.
- */
-export const STORE_UNAVAILABLE_MESSAGE = 'Session store unavailable'
+/** What an EdgeError may carry besides its row. */
+export interface EdgeErrorOptions {
+  /** The error body's `data`. */
+  data?: unknown
+  /** Response headers beyond the row's (WWW-Authenticate, Retry-After, …). */
+  headers?: Readonly<Record<string, string>>
+  cause?: unknown
+  /** Only for a status another layer chose and the gateway passes on (Fastify's own 4xx). */
+  status?: number
+  /** Only for a wire error refused at the HTTP level with its own code (see `refusalOf`). */
+  rpc?: number
+}
 
-/** Local error codes with the HTTP status they map to when they reach a transport. */
-export const EdgeCode = {
-  MCP_EDGE_CONFIG_INVALID: 500,
-  MCP_EDGE_HANDLER_INVALID: 500,
-  MCP_EDGE_FORBIDDEN_ORIGIN: 403,
-  MCP_EDGE_NOT_ACCEPTABLE: 406,
-  MCP_EDGE_UNSUPPORTED_MEDIA_TYPE: 415,
-  MCP_EDGE_SESSION_REQUIRED: 400,
-  MCP_EDGE_SESSION_NOT_FOUND: 404,
-  MCP_EDGE_BAD_PROTOCOL_VERSION: 400,
-  MCP_EDGE_BODY_TOO_LARGE: 413,
-  MCP_EDGE_TOO_MANY_SESSIONS: 503,
-  MCP_EDGE_METHOD_NOT_ALLOWED: 405,
-  MCP_EDGE_STORE_UNAVAILABLE: 503,
-  MCP_EDGE_CLIENT_CAPABILITY_MISSING: 400,
-  MCP_EDGE_CLIENT_TIMEOUT: 504,
-  MCP_EDGE_REQUEST_CANCELLED: 499,
-  /** A session holds `max_followers` resumed streams on this worker already. */
-  MCP_EDGE_TOO_MANY_FOLLOWERS: 429,
-  /** More connections from one client address than `connections.max_per_address`. */
-  MCP_EDGE_TOO_MANY_CONNECTIONS: 429,
-  /** A request whose headers or body did not arrive in time (`connections.header_timeout`, `body_timeout`). */
-  MCP_EDGE_REQUEST_TIMEOUT: 408,
-  /** Request headers over Node's limit. */
-  MCP_EDGE_HEADERS_TOO_LARGE: 431,
-  /** Bytes that are not HTTP/1.1. */
-  MCP_EDGE_MALFORMED_HTTP: 400,
-} as const
-export type EdgeCodeName = keyof typeof EdgeCode
-
-/** A gateway-side failure with a stable code; `status` is the HTTP status a transport answers with. */
+/** A gateway-side failure or refusal, named by its row of the error table. */
 export class EdgeError extends Error {
   readonly code: EdgeCodeName
+  /** The HTTP status a transport answers with. */
   readonly status: number
-  constructor(code: EdgeCodeName, message: string) {
-    super(message)
+  /** The JSON-RPC code of the error body. */
+  readonly rpcCode: number
+  readonly data: unknown
+  /** Response headers: the row's, then the thrower's. */
+  readonly headers: Readonly<Record<string, string>> | undefined
+  constructor(code: EdgeCodeName, message?: string, options: EdgeErrorOptions = {}) {
+    const row: ErrorRow = EdgeCode[code]
+    super(message ?? row.message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'EdgeError'
     this.code = code
-    this.status = EdgeCode[code]
+    this.status = options.status ?? row.status
+    this.rpcCode = options.rpc ?? row.rpc
+    this.data = options.data
+    this.headers = row.headers === undefined ? options.headers : options.headers === undefined ? row.headers : { ...row.headers, ...options.headers }
   }
+}
+
+/** The rows a wire error refused at the HTTP level (a bad body, bad params, a 2026-07-28 envelope) travels with. */
+const REFUSAL_BY_RPC: ReadonlyMap<number, EdgeCodeName> = new Map<number, EdgeCodeName>([
+  [ParseError, 'MCP_EDGE_PARSE_ERROR'],
+  [InvalidRequest, 'MCP_EDGE_INVALID_REQUEST'],
+  [InvalidParams, 'MCP_EDGE_INVALID_PARAMS'],
+  [RpcCode.HeaderMismatch, 'MCP_EDGE_HEADER_MISMATCH'],
+  [RpcCode.MissingCapability, 'MCP_EDGE_MISSING_CAPABILITY'],
+  [RpcCode.UnsupportedVersion, 'MCP_EDGE_UNSUPPORTED_VERSION'],
+])
+
+/**
+ * A wire error that refuses a whole HTTP request (the body is not JSON-RPC, initialize's params are
+ * wrong): its row by JSON-RPC code, keeping its message and data. A code without a row is refused
+ * as an invalid request, with its own code.
+ */
+export function refusalOf(error: McpError): EdgeError {
+  const row = REFUSAL_BY_RPC.get(error.code)
+  if (row !== undefined) return new EdgeError(row, error.message, { data: error.data })
+  return new EdgeError('MCP_EDGE_INVALID_REQUEST', error.message, { data: error.data, rpc: error.code })
 }

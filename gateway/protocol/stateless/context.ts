@@ -5,7 +5,7 @@
  * when an answer is missing, record an input request and throw. The dispatcher turns the recorded
  * requests into an input-required result, whatever the handler did with the throw.
  */
-import { EdgeError, McpError } from '../../wire/errors.ts'
+import { EdgeError, McpError, RpcCode } from '../../wire/errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../../registry/context.ts'
 import type { RequestId } from '../../wire/jsonrpc.ts'
 import type {
@@ -21,7 +21,6 @@ import type {
 import { ContextBase } from '../context-base.ts'
 import type { RequestSink } from '../sink.ts'
 import type { Envelope } from './envelope.ts'
-import { StatelessCode } from './envelope.ts'
 
 /** Thrown inside a handler when it needs an answer the client has not given yet. */
 export class InputRequired extends Error {
@@ -153,5 +152,5 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
 
 function missingCapability(requiredCapabilities: JsonObject): McpError {
   const names = Object.keys(requiredCapabilities).join(', ')
-  return new McpError(StatelessCode.MissingCapability, `Missing required client capability: ${names}`, { requiredCapabilities })
+  return new McpError(RpcCode.MissingCapability, `Missing required client capability: ${names}`, { requiredCapabilities })
 }

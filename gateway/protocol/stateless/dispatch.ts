@@ -12,7 +12,7 @@
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../../config/types.ts'
 import type { Registry } from '../../registry/registry.ts'
-import { McpError, RpcCode } from '../../wire/errors.ts'
+import { EdgeCode, McpError, RpcCode, refusalOf } from '../../wire/errors.ts'
 import type { SessionRecord } from '../../store/store.ts'
 import type { JsonRpcRequest } from '../../wire/jsonrpc.ts'
 import { errorMessage, notification, resultMessage } from '../../wire/jsonrpc.ts'
@@ -21,7 +21,7 @@ import type { MethodHandler, MethodHost } from '../methods/method-handler.ts'
 import type { RequestSink } from '../sink.ts'
 import { STATEFUL_VERSIONS } from '../../wire/versions.ts'
 import { StatelessRequestContext, type StatelessHost } from './context.ts'
-import { META_SERVER_INFO, STATELESS_VERSIONS, StatelessCode, type Envelope } from './envelope.ts'
+import { META_SERVER_INFO, STATELESS_VERSIONS, type Envelope } from './envelope.ts'
 import { META_SUBSCRIPTION_ID, type ListenRegistry, type SubscriptionFilter } from './listen.ts'
 import { paramsDigest, type RequestStateCodec } from './request-state.ts'
 
@@ -95,7 +95,7 @@ export class StatelessDispatcher {
       ctx = this.#context(request, envelope, params, sink)
     } catch (error) {
       const rpc = error as McpError
-      sink.respond(errorMessage(request.id, rpc.code, rpc.message, rpc.data), 400)
+      sink.respond(errorMessage(request.id, rpc.code, rpc.message, rpc.data), refusalOf(rpc).status)
       return undefined
     }
     let outcome: JsonObject | Promise<JsonObject>
@@ -191,7 +191,7 @@ export class StatelessDispatcher {
     }
     // 2026-07-28 reports an unknown resource as invalid params (SEP-2164).
     const code = error.code === RpcCode.ResourceNotFound ? RpcCode.InvalidParams : error.code
-    sink.respond(errorMessage(request.id, code, error.message, error.data), code === StatelessCode.MissingCapability ? 400 : undefined)
+    sink.respond(errorMessage(request.id, code, error.message, error.data), code === RpcCode.MissingCapability ? EdgeCode.MCP_EDGE_MISSING_CAPABILITY.status : undefined)
   }
 
   /** Opens a listen stream: the acknowledgement first, then the notifications it asked for. */

@@ -3,7 +3,7 @@
  * spec and the conformance fixture give them. A request with a session id or a legacy handshake is
  * stateful; one with a `_meta` envelope or a newer version header is stateless.
  */
-import { McpError } from '../../wire/errors.ts'
+import { EdgeError } from '../../wire/errors.ts'
 import type { ClientCapabilities, Implementation, JsonObject, LogLevel } from '../../wire/mcp-types.ts'
 import { LOG_LEVELS } from '../../wire/mcp-types.ts'
 import { STATEFUL_VERSIONS } from '../../wire/versions.ts'
@@ -15,21 +15,9 @@ export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo'
 export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel'
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo'
 
-/** 2026-07-28 error codes. */
-export const StatelessCode = { HeaderMismatch: -32020, MissingCapability: -32021, UnsupportedVersion: -32022 } as const
-
 const legacy: ReadonlySet<string> = new Set(STATEFUL_VERSIONS)
 const stateless: ReadonlySet<string> = new Set(STATELESS_VERSIONS)
 const levels: ReadonlySet<string> = new Set(LOG_LEVELS)
-
-/** A wire error with the HTTP status it must travel with. */
-export class StatelessError extends McpError {
-  readonly status: number
-  constructor(status: number, code: number, message: string, data?: unknown) {
-    super(code, message, data)
-    this.status = status
-  }
-}
 
 /** What a stateless request declares about its client, read from `params._meta`. */
 export interface Envelope {
@@ -48,31 +36,30 @@ export function isStateless(body: unknown, versionHeader: string | undefined): b
   return typeof params === 'object' && params !== null && typeof (params as JsonObject)._meta === 'object' && (params as JsonObject)._meta !== null
 }
 
-/** Checks the version header against the envelope; returns the envelope or throws a StatelessError. */
+/** Checks the version header against the envelope; returns the envelope or throws the EdgeError that refuses the request. */
 export function readEnvelope(params: JsonObject | undefined, versionHeader: string | undefined): Envelope {
   const rawMeta = params?._meta
   const hasMeta = typeof rawMeta === 'object' && rawMeta !== null
   const meta = (hasMeta ? rawMeta : {}) as JsonObject
   if (hasMeta && versionHeader === undefined) {
-    throw new StatelessError(400, StatelessCode.HeaderMismatch, 'Header mismatch: MCP-Protocol-Version header is required')
+    throw new EdgeError('MCP_EDGE_HEADER_MISMATCH', 'Header mismatch: MCP-Protocol-Version header is required')
   }
   const version = hasMeta ? meta[META_VERSION] : undefined
   const capabilities = hasMeta ? meta[META_CAPABILITIES] : undefined
   if (typeof version !== 'string' || typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) {
-    throw new StatelessError(400, -32602, `Invalid params: _meta needs "${META_VERSION}" (a string) and "${META_CAPABILITIES}" (an object)`)
+    throw new EdgeError('MCP_EDGE_INVALID_PARAMS', `Invalid params: _meta needs "${META_VERSION}" (a string) and "${META_CAPABILITIES}" (an object)`)
   }
   if (versionHeader !== version) {
-    throw new StatelessError(400, StatelessCode.HeaderMismatch, `Header mismatch: MCP-Protocol-Version ${versionHeader} differs from _meta ${version}`)
+    throw new EdgeError('MCP_EDGE_HEADER_MISMATCH', `Header mismatch: MCP-Protocol-Version ${versionHeader} differs from _meta ${version}`)
   }
   if (!stateless.has(version)) {
-    throw new StatelessError(400, StatelessCode.UnsupportedVersion, `Unsupported protocol version ${version}`, {
-      supported: [...STATELESS_VERSIONS],
-      requested: version,
+    throw new EdgeError('MCP_EDGE_UNSUPPORTED_VERSION', `Unsupported protocol version ${version}`, {
+      data: { supported: [...STATELESS_VERSIONS], requested: version },
     })
   }
   const logLevel = meta[META_LOG_LEVEL]
   if (logLevel !== undefined && (typeof logLevel !== 'string' || !levels.has(logLevel))) {
-    throw new StatelessError(400, -32602, `Invalid params: ${META_LOG_LEVEL} must be one of ${LOG_LEVELS.join(', ')}`)
+    throw new EdgeError('MCP_EDGE_INVALID_PARAMS', `Invalid params: ${META_LOG_LEVEL} must be one of ${LOG_LEVELS.join(', ')}`)
   }
   return {
     protocolVersion: version,

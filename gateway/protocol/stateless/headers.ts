@@ -5,15 +5,15 @@
  * Values that are not plain ASCII travel as `=?base64?<utf-8 base64>?=`.
  */
 import type { JsonObject } from '../../wire/mcp-types.ts'
-import { StatelessCode, StatelessError } from './envelope.ts'
+import { EdgeError } from '../../wire/errors.ts'
 
 type Headers = Record<string, string | string[] | undefined>
 
 const WRAPPED = /^=\?base64\?(.*)\?=$/
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
-function mismatch(message: string): StatelessError {
-  return new StatelessError(400, StatelessCode.HeaderMismatch, `Header mismatch: ${message}`)
+function mismatch(message: string): EdgeError {
+  return new EdgeError('MCP_EDGE_HEADER_MISMATCH', `Header mismatch: ${message}`)
 }
 
 function single(headers: Headers, name: string): string | undefined {

@@ -1,0 +1,19 @@
+/**
+ * The one way a refusal leaves over HTTP: an `EdgeError` (a row of the error table) becomes its
+ * status, its headers and a JSON-RPC error body with the request's id.
+ */
+import type { ServerResponse } from 'node:http'
+import type { FastifyReply } from 'fastify'
+import type { EdgeError } from '../wire/errors.ts'
+import { errorMessage, type RequestId } from '../wire/jsonrpc.ts'
+
+/** Sends `error` as the answer; `id` is null when the request's id is unknown. */
+export function replyError(reply: FastifyReply, error: EdgeError, id: RequestId | null = null): FastifyReply {
+  if (error.headers !== undefined) reply.headers(error.headers)
+  return reply.code(error.status).header('content-type', 'application/json').send(JSON.stringify(errorMessage(id, error.rpcCode, error.message, error.data)))
+}
+
+/** The same on a response Fastify no longer handles (hijacked for SSE before the refusal was known). */
+export function writeError(raw: ServerResponse, error: EdgeError, id: RequestId | null = null): void {
+  raw.writeHead(error.status, { ...error.headers, 'content-type': 'application/json' }).end(JSON.stringify(errorMessage(id, error.rpcCode, error.message, error.data)))
+}
