@@ -10,7 +10,8 @@
  *                              bus.publish(route channel) ──► other workers: local outlet? ──► send
  */
 import type { Logger } from 'pino'
-import type { Bus, BusMessage, SessionStore } from '../store/store.ts'
+import type { BusMessage, RouteBusMessage } from '../store/bus-message.ts'
+import type { Bus, SessionStore } from '../store/store.ts'
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import { notification } from '../wire/jsonrpc.ts'
 import type { LiveSessions } from './live-sessions.ts'
@@ -129,7 +130,7 @@ export class Notifier {
     }
   }
 
-  #publish(message: BusMessage): void {
+  #publish(message: RouteBusMessage): void {
     message.from = workerTag
     this.#bus.publish(this.#channel, message).catch((error: unknown) => {
       this.#logger.warn({ err: error, type: message.type }, 'bus publish failed')
@@ -138,33 +139,31 @@ export class Notifier {
 
   /** What another worker asks this one to do; messages this worker published are ignored. */
   #fromBus(message: BusMessage): void {
-    if (message.from === workerTag) return
-    const sessionId = message.session as string
+    if ('from' in message && message.from === workerTag) return
     switch (message.type) {
       case 'notify':
-        this.#live.get(sessionId)?.outlet?.send(message.message as JsonRpcMessage)
+        this.#live.get(message.session)?.outlet?.send(message.message)
         break
       case 'logged':
-        this.#live.get(sessionId)?.outlet?.sendLogged(message.data as string, message.eventId as string)
+        this.#live.get(message.session)?.outlet?.sendLogged(message.data, message.eventId)
         break
       case 'route':
-        void this.#deliverToRoute(message.message as JsonRpcMessage, message.level as LogLevel | undefined)
+        void this.#deliverToRoute(message.message, message.level)
         break
       case 'cancel':
-        this.#live.get(sessionId)?.inflight.get(message.requestId as RequestId)?.cancel(message.reason as string)
+        this.#live.get(message.session)?.inflight.get(message.requestId)?.cancel(message.reason)
         break
       case 'answer':
-        this.#answerLocally(sessionId, message.response as JsonRpcResponse)
+        this.#answerLocally(message.session, message.response)
         break
       case 'progress':
-        this.#live.get(sessionId)?.awaiting.get(message.token as string)
-          ?.progress(message.progress as number, message.total as number | undefined, message.message as string | undefined)
+        this.#live.get(message.session)?.awaiting.get(message.token)?.progress(message.progress, message.total, message.message)
         break
       case 'resource':
-        this.listeners.deliver(notification('notifications/resources/updated', { uri: message.uri as string }))
+        this.listeners.deliver(notification('notifications/resources/updated', { uri: message.uri }))
         break
       case 'ended':
-        this.#live.end(sessionId)
+        this.#live.end(message.session)
         break
     }
   }

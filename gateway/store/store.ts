@@ -7,6 +7,7 @@
  * in flight, server→client requests awaiting an answer) is local and lives in protocol/live-sessions.ts.
  */
 import { EdgeError } from '../wire/errors.ts'
+import type { BusMessage } from './bus-message.ts'
 import type { ClientCapabilities, Implementation, LogLevel, ServerCapabilities } from '../wire/mcp-types.ts'
 
 /** Everything a worker needs to serve any request of a session. Small: it is read on every request. */
@@ -57,12 +58,9 @@ export interface StoredEvent {
   readonly data: string
 }
 
-/** A message between workers; `type` says what it carries, the rest is the payload. */
-export interface BusMessage {
-  type: string
-  [key: string]: unknown
-}
+export type { BusMessage }
 
+/** Messages between workers: what one publishes on a channel, every subscriber of it gets (itself included). */
 export interface Bus {
   publish(channel: string, message: BusMessage): Promise<void>
   /** Returns a function that stops the subscription. */

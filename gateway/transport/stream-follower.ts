@@ -10,7 +10,8 @@
 import type { ServerResponse } from 'node:http'
 import { RpcCode } from '../wire/errors.ts'
 import { errorMessage } from '../wire/jsonrpc.ts'
-import type { BusMessage, SessionStore } from '../store/store.ts'
+import type { BusMessage, StreamProbeMessage } from '../store/bus-message.ts'
+import type { SessionStore } from '../store/store.ts'
 import { parseEventId } from '../store/store.ts'
 import { drained, SendBacklog, type SendBufferLimits } from './send-backlog.ts'
 import { sseEvent } from './sse.ts'
@@ -81,7 +82,7 @@ export async function followStream(store: SessionStore, sessionId: string, after
   }
   const forward = (message: BusMessage): void => {
     lastSignOfLife = Date.now()
-    if (message.type === 'event') write(message.id as string, message.data as string)
+    if (message.type === 'event') write(message.id, message.data)
     else if (message.type === 'end') end()
   }
   /** The producer is gone: answer the request in its place (in the log too, for a later resume), then end. */
@@ -132,7 +133,7 @@ export async function followStream(store: SessionStore, sessionId: string, after
     keepAlive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS)
     keepAlive.unref()
     // Ask a few times per timeout; any event or answer on the stream's channel counts as life.
-    const probe = { type: 'probe', sessionId, streamId: after.stream }
+    const probe: StreamProbeMessage = { type: 'probe', sessionId, streamId: after.stream }
     probing = setInterval(() => {
       if (Date.now() - lastSignOfLife >= options.producerTimeoutMs) void answerForTheProducer()
       else store.bus.publish(options.probeChannel, probe).catch(() => undefined)

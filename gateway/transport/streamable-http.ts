@@ -53,7 +53,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   if (route.resumability) {
     const stopAnswering = store.bus.subscribe(following.probeChannel, (message) => {
       if (message.type !== 'probe' || !openStreams.has(`${message.sessionId} ${message.streamId}`)) return
-      store.bus.publish(relayChannel(message.sessionId as string, message.streamId as string), { type: 'alive' }).catch(() => undefined)
+      store.bus.publish(relayChannel(message.sessionId, message.streamId), { type: 'alive' }).catch(() => undefined)
     })
     app.addHook('onClose', async () => stopAnswering())
   }

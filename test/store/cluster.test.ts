@@ -70,6 +70,6 @@ t.test('a primary that goes away: calls reject with StoreUnavailableError, ready
   child.kill('SIGKILL')
   await once(child, 'exit')
   await t.rejects(store.get('s2'), StoreUnavailableError)
-  await t.rejects(store.bus.publish('c', { type: 'x' }), StoreUnavailableError)
+  await t.rejects(store.bus.publish('c', { type: 'alive' }), StoreUnavailableError)
   t.equal(await store.ready(), false)
 })

@@ -309,25 +309,25 @@ export function storeContract(t: Test, name: string, makeStore: MakeStore): void
       const second = listen(t, store.bus, 'route:/a')
       const elsewhere = listen(t, store.bus, 'route:/b')
 
-      const published = store.bus.publish('route:/a', { type: 'notify', session: 's1', n: 1 })
+      const published = store.bus.publish('route:/a', { type: 'logged', session: 's1', data: 'one', eventId: '_/1' })
       t.equal(first.messages.length, 0, 'delivery does not happen inside publish (a remote bus cannot)')
       await published
-      await store.bus.publish('route:/a', { type: 'notify', session: 's1', n: 2 })
-      await store.bus.publish('route:/a', { type: 'ended', session: 's1', n: 3 })
+      await store.bus.publish('route:/a', { type: 'logged', session: 's1', data: 'two', eventId: '_/2' })
+      await store.bus.publish('route:/a', { type: 'ended', session: 's1', from: 'w3' })
       t.same(await first.arrived(3), [
-        { type: 'notify', session: 's1', n: 1 },
-        { type: 'notify', session: 's1', n: 2 },
-        { type: 'ended', session: 's1', n: 3 },
+        { type: 'logged', session: 's1', data: 'one', eventId: '_/1' },
+        { type: 'logged', session: 's1', data: 'two', eventId: '_/2' },
+        { type: 'ended', session: 's1', from: 'w3' },
       ], 'every message, payload intact, in publish order')
       t.same(await second.arrived(3), first.messages, 'each subscriber gets every message')
 
       second.unsubscribe()
-      await store.bus.publish('route:/a', { type: 'notify', n: 4 })
-      await store.bus.publish('route:/b', { type: 'notify', n: 5 })
+      await store.bus.publish('route:/a', { type: 'resource', uri: 'a://4' })
+      await store.bus.publish('route:/b', { type: 'resource', uri: 'a://5' })
       await first.arrived(4)
-      t.same(await elsewhere.arrived(1), [{ type: 'notify', n: 5 }], 'only its own channel')
+      t.same(await elsewhere.arrived(1), [{ type: 'resource', uri: 'a://5' }], 'only its own channel')
       t.equal(second.messages.length, 3, 'nothing after unsubscribe')
-      await t.resolves(store.bus.publish('route:/nobody', { type: 'notify' }), 'publishing to a channel nobody hears is fine')
+      await t.resolves(store.bus.publish('route:/nobody', { type: 'alive' }), 'publishing to a channel nobody hears is fine')
     })
   })
 }

@@ -1,0 +1,51 @@
+/**
+ * Every message the bus carries between workers, as one union on `type`. Producers build them and
+ * consumers switch on `type` with no cast; a new kind is a new member here, and TypeScript then
+ * names every switch that does not handle it.
+ *
+ *   route channel (protocol/notifier)      notify · logged · route · resource · cancel · answer · progress · ended
+ *   stream channel (transport/stream-relay) event · end · alive
+ *   probe channel (transport/stream-follower) probe
+ */
+import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
+import type { LogLevel } from '../wire/mcp-types.ts'
+
+/** The worker that published a route-channel message (it ignores its own). */
+interface FromWorker {
+  from?: string
+}
+
+/** A message for the session's standalone stream, wherever it is open (not resumable: not logged). */
+export interface NotifyMessage extends FromWorker { type: 'notify'; session: string; message: JsonRpcMessage }
+/** The same once logged for replay: its serialised data and event id. */
+export interface LoggedMessage extends FromWorker { type: 'logged'; session: string; data: string; eventId: string }
+/** A message for every standalone stream of the route; `level` filters by each session's log level. */
+export interface RouteMessage extends FromWorker { type: 'route'; message: JsonRpcMessage; level?: LogLevel }
+/** A resource changed: listen streams subscribed to it are told. */
+export interface ResourceMessage extends FromWorker { type: 'resource'; uri: string }
+/** Cancels a request of the session, wherever it runs. */
+export interface CancelMessage extends FromWorker { type: 'cancel'; session: string; requestId: RequestId; reason: string }
+/** The client's answer to a server→client request, for the worker that waits for it. */
+export interface AnswerMessage extends FromWorker { type: 'answer'; session: string; response: JsonRpcResponse }
+/** The client's progress on a server→client request, for the worker that waits for it. */
+export interface ProgressMessage extends FromWorker { type: 'progress'; session: string; token: string; progress: number; total?: number; message?: string }
+/** The session was deleted: every worker drops what it holds for it. */
+export interface EndedMessage extends FromWorker { type: 'ended'; session: string }
+
+/** A logged event of a stream, for the workers that follow it. */
+export interface StreamEventMessage { type: 'event'; id: string; data: string }
+/** The stream ended (its end marker has event id `id`). */
+export interface StreamEndMessage { type: 'end'; id: string }
+/** The producer of a stream is still there (the answer to a probe). */
+export interface StreamAliveMessage { type: 'alive' }
+/** A follower asks whether the producer of a stream is still there. */
+export interface StreamProbeMessage { type: 'probe'; sessionId: string; streamId: string }
+
+/** What the notifier of a route publishes on the route's channel. */
+export type RouteBusMessage =
+  | NotifyMessage | LoggedMessage | RouteMessage | ResourceMessage | CancelMessage | AnswerMessage | ProgressMessage | EndedMessage
+/** What travels on one stream's channel. */
+export type StreamBusMessage = StreamEventMessage | StreamEndMessage | StreamAliveMessage
+
+/** A message between workers: one of the kinds above. */
+export type BusMessage = RouteBusMessage | StreamBusMessage | StreamProbeMessage
