@@ -1,0 +1,68 @@
+/**
+ * The log buffer on a real pipe (a FIFO): two buffers sharing it write whole lines only, and a reader
+ * that stops reading costs at most MAX_READY batches of memory, the rest dropped and counted.
+ */
+import { execFileSync } from 'node:child_process'
+import { closeSync, constants, createReadStream, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import t from 'tap'
+import { LineBuffer, MAX_READY, PIPE_BUF } from '../../gateway/log/line-buffer.ts'
+
+const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-line-buffer-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+/** A FIFO with its read end open (not yet read) and a blocking write end, as a shell pipe gives. */
+function fifo(name: string) {
+  const file = path.join(dir, name)
+  execFileSync('mkfifo', [file])
+  const readFd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
+  const writeFd = openSync(file, 'w')
+  let text = ''
+  const read = (): Promise<string> => new Promise((resolve) => {
+    const stream = createReadStream('', { fd: readFd, encoding: 'utf8' })
+    stream.on('data', (chunk) => { text += chunk })
+    stream.on('end', () => resolve(text))
+  })
+  return { writeFd, read }
+}
+
+const line = (writer: number, n: number): string => `${JSON.stringify({ writer, n, pad: 'x'.repeat(60 + (n % 90)) })}\n`
+
+t.test('two buffers on one pipe: every line arrives whole', async (t) => {
+  const pipe = fifo('shared')
+  const reading = pipe.read()
+  const a = new LineBuffer(pipe.writeFd, PIPE_BUF, 1000)
+  const b = new LineBuffer(pipe.writeFd, PIPE_BUF, 1000)
+  for (let n = 0; n < 3000; n++) {
+    a.write(line(1, n))
+    b.write(line(2, n))
+  }
+  await Promise.all([new Promise<void>((resolve) => a.flush(() => resolve())), new Promise<void>((resolve) => b.flush(() => resolve()))])
+  a.close()
+  b.close()
+  closeSync(pipe.writeFd)
+  const lines = (await reading).split('\n').filter(Boolean)
+  t.equal(lines.length, 6000, 'every line')
+  const parsed = lines.map((text) => { try { return JSON.parse(text) as { writer: number; n: number } } catch { return undefined } })
+  t.equal(parsed.filter((entry) => entry === undefined).length, 0, 'none cut or interleaved')
+  t.same(parsed.filter((entry) => entry?.writer === 1).map((entry) => entry!.n), Array.from({ length: 3000 }, (_, n) => n), "one writer's lines in order")
+})
+
+t.test('a reader that stops: memory stays bounded, what is dropped is counted once it reads again', async (t) => {
+  const pipe = fifo('stuck')
+  const buffer = new LineBuffer(pipe.writeFd, PIPE_BUF, 1000)
+  // Far more than the pipe (64 KiB) and MAX_READY batches of 4 KiB hold.
+  const total = (MAX_READY + 200) * 40
+  for (let n = 0; n < total; n++) buffer.write(line(1, n))
+  const reading = pipe.read()
+  await new Promise<void>((resolve) => buffer.flush(() => resolve()))
+  buffer.close()
+  closeSync(pipe.writeFd)
+  const lines = (await reading).split('\n').filter(Boolean)
+  const dropped = lines.map((text) => JSON.parse(text) as { msg?: string; droppedBytes?: number }).filter((entry) => entry.msg?.startsWith('log lines dropped'))
+  t.equal(dropped.length, 1, 'one line says lines were dropped')
+  t.ok(dropped[0]!.droppedBytes! > 0, `and how much (${dropped[0]!.droppedBytes} bytes)`)
+  t.ok(lines.length < total, `fewer lines than written (${lines.length} of ${total})`)
+  t.ok(lines.length > MAX_READY * 20, 'but what was held arrived')
+})
