@@ -3,6 +3,7 @@
 // forwarder that opens a fresh connection per request, so consecutive requests reach different workers.
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import { sessionHash } from '../../gateway/log/redact.ts'
 import { SseReader } from '../e2e/sse-reader.ts'
 import { liveRoute, startGatewayProcess, type GatewayProcess } from './gateway-process.ts'
 import { nonStickySession } from './non-sticky.ts'
@@ -90,7 +91,7 @@ t.test('a POST stream cut after event k resumes on the other worker with exactly
   const messages = events.map((event) => JSON.parse(event.data))
   t.same(messages.slice(0, -1).map((message) => message.params.progress), [3, 4, 5, 6, 7, 8, 9, 10], 'the missed events, then the live ones: in order, once')
   t.match(messages.at(-1), { id: 7, result: { content: [{ text: 'done after 10 steps' }] } })
-  const served = await gateway.logged((line) => line.msg === 'mcp request' && line.sessionId === sessionId && line.method === 'tools/call' && line.status === 200 && line.pid === producer, 5000)
+  const served = await gateway.logged((line) => line.msg === 'mcp request' && line.sessionId === sessionHash(sessionId) && line.method === 'tools/call' && line.status === 200 && line.pid === producer, 5000)
   t.equal(served.pid, producer, 'the stream was produced by the worker the probes named')
   t.equal(await whoami(balancer, sessionId), producer, 'and the resume was served by the other one')
 })
@@ -98,7 +99,7 @@ t.test('a POST stream cut after event k resumes on the other worker with exactly
 t.test('the worker that created a session dies by SIGKILL: the session goes on, and the worker is replaced', async (t) => {
   const balancer = await roundRobin(t, [gateway.url])
   const sessionId = await session(balancer)
-  const created = await gateway.logged((line) => line.msg === 'mcp request' && line.sessionId === sessionId && line.method === 'initialize')
+  const created = await gateway.logged((line) => line.msg === 'mcp request' && line.sessionId === sessionHash(sessionId) && line.method === 'initialize')
   const creator = created.pid as number
   process.kill(creator, 'SIGKILL')
   const died = await gateway.logged((line) => line.role === 'primary' && line.workerPid === creator)
