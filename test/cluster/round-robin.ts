@@ -11,6 +11,8 @@ export interface Forwarded {
   method: string
   /** The parsed JSON body of a POST, if any. */
   body: Record<string, unknown> | undefined
+  /** The request's authorization header, if any. */
+  authorization?: string | undefined
 }
 
 export interface RoundRobin {
@@ -35,7 +37,7 @@ export async function roundRobin(t: Teardown, targets: string[]): Promise<RoundR
       } catch {
         body = undefined
       }
-      log.push({ target, method: incoming.method!, body })
+      log.push({ target, method: incoming.method!, body, authorization: incoming.headers.authorization })
       const url = new URL(incoming.url!, targets[target])
       const upstream = httpRequest(url, { method: incoming.method, headers: { ...incoming.headers, host: url.host }, agent }, (answer) => {
         outgoing.writeHead(answer.statusCode!, answer.headers)
