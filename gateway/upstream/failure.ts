@@ -4,9 +4,12 @@
  */
 import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
 
-/** True when the failure says the upstream cannot be reached or used (not that it refused a request). */
+/**
+ * True when the failure says the upstream cannot be reached or does not answer (health marks it down);
+ * a broken answer (ProtocolError) or a refusal fails that request only.
+ */
 export function isUnavailability(error: unknown): boolean {
-  return error instanceof TransportError || error instanceof TimeoutError || error instanceof ProtocolError
+  return error instanceof TransportError || error instanceof TimeoutError
 }
 
 /** A short, safe description of an upstream failure. */

@@ -19,7 +19,7 @@ import { resourceMethods, subscriptionMethods } from '../protocol/methods/resour
 import { toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
-import { describeFailure, isUnavailability } from './failure.ts'
+import { describeFailure } from './failure.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
 import type { ProxyRoute, Target } from './proxy-route.ts'
 
@@ -119,7 +119,6 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     if ('failure' in page) {
       // An upstream without this list (method not found) has nothing to add; anything else is an outage.
       if (page.failure instanceof RpcError && page.failure.code === RpcCode.MethodNotFound) continue
-      if (!isUnavailability(page.failure) && !(page.failure instanceof RpcError)) proxy.health.get(page.name)?.failed(describeFailure(page.failure))
       unavailable.push(page.name)
       continue
     }
