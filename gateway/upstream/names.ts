@@ -17,6 +17,7 @@ import type { ProxyNaming } from '../config/types.ts'
 const VALID = /^[a-zA-Z0-9_-]{1,64}$/
 const MAX = 64
 const HASH_LENGTH = 8
+const HASHED = /_[0-9a-f]{8}$/
 
 /** Where an exposed name leads: the upstream and the name it has there. */
 export interface Origin {
@@ -67,6 +68,8 @@ export class Naming {
    * or a name no upstream could have made. `kind` prompt skips filters and renames.
    */
   parse(exposed: string, kind: 'tool' | 'prompt'): Origin | undefined {
+    // What looks hashed may be a shortened name: only the index can tell, so a list decides.
+    if (HASHED.test(exposed)) return undefined
     const base = kind === 'tool' ? (this.#renamedFrom.get(exposed) ?? exposed) : exposed
     // A name that a rename moved away is not reachable under its old name.
     if (kind === 'tool' && base === exposed && this.#rename.has(exposed)) return undefined
