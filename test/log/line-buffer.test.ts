@@ -9,6 +9,7 @@ import path from 'node:path'
 import t from 'tap'
 import { LineBuffer, MAX_READY, PIPE_BUF } from '../../gateway/log/line-buffer.ts'
 
+t.setTimeout(120_000)
 const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-line-buffer-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 

@@ -13,6 +13,8 @@ import { redactUrl, sessionHash } from '../../gateway/log/redact.ts'
 import { buildGateway } from '../../gateway/server/server.ts'
 
 const ECHO = fileURLToPath(new URL('../../handlers/echo.ts', import.meta.url))
+// Quick (seconds), but tap's default 30 s per file is short on a loaded CI machine.
+t.setTimeout(120_000)
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 const dir = await mkdtemp(path.join(tmpdir(), 'mcp-edge-redact-'))
 t.teardown(() => rm(dir, { recursive: true, force: true }))

@@ -7,7 +7,7 @@ import t from 'tap'
 import { liveRoute, startGatewayProcess } from '../cluster/gateway-process.ts'
 import { startRedis } from './redis-server.ts'
 
-t.setTimeout(60_000)
+t.setTimeout(120_000)
 
 t.test('starting on Redis logs nothing at warn or above', async (t) => {
   const redis = await startRedis(t)
