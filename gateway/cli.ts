@@ -7,9 +7,11 @@
  *          logs go to stderr.
  *   init   scaffolds a project in DIR (default: the working directory); see init/scaffold.ts.
  */
+import cluster from 'node:cluster'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
+import { openRouteWarning } from './edge/exposure.ts'
 import { needsPrimary, startCluster } from './server/cluster.ts'
 import { drainGateway } from './server/cluster-worker.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
@@ -118,6 +120,11 @@ async function start(file: string): Promise<number> {
   if (envProblem !== undefined) {
     process.stderr.write(`mcp-edge: cannot start: ${envProblem}\n`)
     return EXIT_INVALID
+  }
+  const exposed = openRouteWarning(config)
+  // Once per start: the primary warns, its workers (which run this same command) do not.
+  if (exposed !== undefined && cluster.isPrimary) {
+    pino({ level: config.log.level, base: { pid: process.pid } }).warn({ host: exposed.host, routes: exposed.routes }, exposed.message)
   }
   if (needsPrimary(config)) {
     return startCluster(config).then(() => EXIT_OK, (error: unknown) => {

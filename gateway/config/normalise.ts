@@ -4,7 +4,7 @@
  */
 import path from 'node:path'
 import type { JsonObject } from '../wire/mcp-types.ts'
-import type { CapabilitiesConfig, GatewayConfig, RouteConfig, StoreConfig } from './types.ts'
+import type { AuthConfig, CapabilitiesConfig, GatewayConfig, RouteConfig, ScopesConfig, StoreConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
@@ -12,11 +12,24 @@ type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
 /** The document as `schema.json` guarantees it after defaults: capabilities still in YAML shorthand, the store's type maybe absent. */
 export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes' | 'store'> {
   store: Omit<StoreConfig, 'type'> & { type?: StoreConfig['type'] }
-  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler'> & {
+  auth?: RawAuth
+  scopes?: Partial<ScopesConfig>
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes'> & {
     handler?: string
     upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
+    auth?: RawAuth | false
+    scopes?: Partial<ScopesConfig>
   }>
+}
+
+/** An `auth` block as written: schema defaults are not applied inside a route's `anyOf`, so they are here. */
+type RawAuth = {
+  jwt?: Partial<AuthConfig['jwt'] & object> & { issuer: string; audience: string }
+  api_keys?: string
+  access?: string
+  required_scopes?: string[]
+  metadata?: AuthConfig['metadata']
 }
 
 /** Builds the typed config; handler paths are resolved against the folder of `file`. */
@@ -32,7 +45,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     drain_timeout: doc.drain_timeout,
     request_state: { ...doc.request_state },
     log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
-    metrics: { ...doc.metrics },
+    metrics: { ...doc.metrics, allowed_hosts: [...(doc.metrics.allowed_hosts ?? [])] },
     routes: doc.routes.map((route) => ({
       ...route,
       handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
@@ -50,6 +63,8 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       cache: { ...route.cache },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,
+      auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),
+      scopes: scopes(route.scopes ?? doc.scopes),
     })),
   }
 }
@@ -75,4 +90,33 @@ function capabilities(raw: ValidatedDocument['routes'][number]['capabilities']):
 function store(raw: ValidatedDocument['store'], workers: GatewayConfig['workers']): StoreConfig {
   const type = raw.type ?? (workers === 1 ? 'memory' : 'cluster')
   return { ...raw, type } as StoreConfig
+}
+
+// The defaults of schema.json's `auth`, applied here for route-level blocks too.
+function auth(raw: RawAuth | undefined, folder: string): AuthConfig | undefined {
+  if (raw === undefined) return undefined
+  const jwt = raw.jwt
+  return {
+    jwt: jwt === undefined
+      ? undefined
+      : {
+          issuer: jwt.issuer,
+          jwks_uri: jwt.jwks_uri,
+          audience: jwt.audience,
+          algorithms: [...(jwt.algorithms ?? ['RS256', 'ES256'])],
+          clock_tolerance: jwt.clock_tolerance ?? 30,
+          principal_claim: jwt.principal_claim ?? 'sub',
+          jwks_cache: jwt.jwks_cache ?? 600,
+          jwks_cooldown: jwt.jwks_cooldown ?? 30,
+          token_cache: jwt.token_cache ?? 10000,
+        },
+    api_keys: raw.api_keys === undefined ? undefined : path.resolve(folder, raw.api_keys),
+    access: raw.access === undefined ? undefined : path.resolve(folder, raw.access),
+    required_scopes: [...(raw.required_scopes ?? [])],
+    metadata: { ...raw.metadata },
+  }
+}
+
+function scopes(raw: Partial<ScopesConfig> | undefined): ScopesConfig {
+  return { tools: { ...raw?.tools }, prompts: { ...raw?.prompts }, resources: { ...raw?.resources }, resource_templates: { ...raw?.resource_templates } }
 }

@@ -89,6 +89,47 @@ export interface RouteConfig extends ProxyNaming {
   cache: { ttl_ms: number; scope: 'public' | 'private' }
   /** Anything the handler wants from the config; reaches it as `server.options`. */
   options: JsonObject
+  /** Access control (the gateway's `auth` unless the route sets its own); undefined: an open route. */
+  auth: AuthConfig | undefined
+  /** Scopes each component needs (the gateway's `scopes` unless the route sets its own). */
+  scopes: ScopesConfig
+}
+
+/** How a route checks JWT access tokens (an OAuth 2.1 resource server). Durations in seconds. */
+export interface JwtConfig {
+  issuer: string
+  /** undefined: discovered from the issuer's metadata (RFC 8414, then OpenID Connect discovery). */
+  jwks_uri: string | undefined
+  /** The resource indicator tokens must name in `aud`. */
+  audience: string
+  algorithms: string[]
+  clock_tolerance: number
+  principal_claim: string
+  jwks_cache: number
+  jwks_cooldown: number
+  token_cache: number
+}
+
+/** A route's access control; at least one of jwt, api_keys or access is set. Paths are absolute. */
+export interface AuthConfig {
+  jwt: JwtConfig | undefined
+  api_keys: string | undefined
+  access: string | undefined
+  required_scopes: string[]
+  metadata: {
+    authorization_servers?: string[]
+    scopes_supported?: string[]
+    resource_documentation?: string
+    resource_name?: string
+  }
+}
+
+/** Glob pattern of a component's name (or URI) → the scopes it needs, per component kind. */
+export interface ScopesConfig {
+  tools: Record<string, string[]>
+  prompts: Record<string, string[]>
+  resources: Record<string, string[]>
+  resource_templates: Record<string, string[]>
 }
 
 export interface MemoryStoreConfig { type: 'memory'; event_capacity: number; cache_ttl: number }
@@ -154,7 +195,7 @@ export interface GatewayConfig {
   /** Seconds a stopping worker lets requests in flight finish. */
   drain_timeout: number
   log: LogConfig
-  /** Prometheus metrics at `path` on the gateway's port. */
-  metrics: { enabled: boolean; path: string }
+  /** Prometheus metrics at `path`: on the gateway's port, or only on `listen` when set; Host checked like routes. */
+  metrics: { enabled: boolean; path: string; listen?: { host: string; port: number }; allowed_hosts: string[] }
   routes: RouteConfig[]
 }

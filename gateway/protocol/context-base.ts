@@ -8,6 +8,7 @@ import type { InFlight } from './live-sessions.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import { LOG_LEVELS } from '../wire/mcp-types.ts'
 import type { RequestSink } from './sink.ts'
+import type { Caller } from '../wire/caller.ts'
 
 const levelRank = new Map<string, number>(LOG_LEVELS.map((level, rank) => [level, rank]))
 
@@ -20,13 +21,15 @@ export abstract class ContextBase implements InFlight {
   readonly requestId: RequestId
   readonly _meta: JsonObject | undefined
   protected readonly sink: RequestSink
+  readonly caller: Caller
   #controller: AbortController | undefined
   #cancelReason: string | undefined
 
-  constructor(requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink) {
+  constructor(requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink, caller: Caller) {
     this.requestId = requestId
     this._meta = meta
     this.sink = sink
+    this.caller = caller
   }
 
   /** Made on first read: most handlers never look at it, and most requests are never cancelled. */

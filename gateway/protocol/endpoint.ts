@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
+import type { Caller } from '../wire/caller.ts'
+import { ComponentScopes } from '../registry/component-scopes.ts'
 import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import type { Registry } from '../registry/registry.ts'
 import { StoreUnavailableError, type SessionRecord, type SessionStore } from '../store/store.ts'
@@ -59,6 +61,9 @@ export class McpEndpoint implements ContextHost {
   #announcing = false
   #extension: EndpointExtension | undefined
 
+  /** Which components need which scopes (the route's `scopes`); undefined when none do. */
+  readonly scopes: ComponentScopes | undefined
+
   /** Serves this route's stateless (2026-07-28) requests, on any transport. */
   readonly stateless: StatelessDispatcher
 
@@ -72,6 +77,7 @@ export class McpEndpoint implements ContextHost {
     this.idleTtlMs = route.longest_standby * 1000
     this.logging = route.capabilities.logging
     this.#methods = methodTable(route.capabilities)
+    this.scopes = ComponentScopes.from(route.scopes, registry)
     const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }
     if (route.server.instructions !== undefined) result.instructions = route.server.instructions
     this.#initializeResult = result
@@ -123,14 +129,14 @@ export class McpEndpoint implements ContextHost {
    * Synchronous when the method is (a tool returning a value): no promise, no in-flight entry, since
    * nothing can cancel a request that finishes before the event loop turns. A promise otherwise.
    */
-  handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink): Promise<void> | undefined {
+  handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {
     const method = this.#methods.get(request.method)
     if (method === undefined) {
       sink.respond(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method}`))
       return undefined
     }
     const params = request.params ?? EMPTY_PARAMS
-    const ctx = new HandlerRequestContext(this, record, request.id, params._meta as JsonObject | undefined, sink)
+    const ctx = new HandlerRequestContext(this, record, request.id, params._meta as JsonObject | undefined, sink, caller)
     let outcome: JsonObject | Promise<JsonObject>
     try {
       outcome = method(this, record, params, ctx)

@@ -23,6 +23,7 @@ import type {
 import type { RequestSink } from './sink.ts'
 
 import type { SessionRecord } from '../store/store.ts'
+import type { Caller } from '../wire/caller.ts'
 
 /** Default reconnect delay a closed stream asks the client to wait, in milliseconds. */
 const RECONNECT_DELAY_MS = 1000
@@ -50,8 +51,8 @@ export class HandlerRequestContext extends ContextBase implements RequestContext
   readonly #host: ContextHost
   readonly #record: SessionRecord
 
-  constructor(host: ContextHost, record: SessionRecord, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink) {
-    super(requestId, meta, sink)
+  constructor(host: ContextHost, record: SessionRecord, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink, caller: Caller) {
+    super(requestId, meta, sink, caller)
     this.#host = host
     this.#record = record
   }

@@ -15,6 +15,7 @@ import type {
   Root,
   SamplingMessage,
 } from '../wire/mcp-types.ts'
+import type { Caller } from '../wire/caller.ts'
 
 /** Options shared by every server→client request a handler makes. */
 export interface ClientRequestOptions {
@@ -69,6 +70,8 @@ export interface RequestContext {
   /** Fires when the client cancels the request (or goes away); the gateway then sends no response. */
   readonly signal: AbortSignal
   readonly session: SessionView
+  /** Who is calling: the principal (token subject, API key owner, access module) and scopes; open routes have neither. */
+  readonly caller: Caller
   /** Sends `notifications/progress` when the request carries a progressToken; `false` once it was cancelled. */
   progress(progress: number, total?: number, message?: string): boolean
   /** Sends `notifications/message` when the session's level lets it through; always logs to the gateway log. */

@@ -139,6 +139,14 @@ export class Registry {
     return visible(this.#templates.get(uriTemplate), hidden)
   }
 
+  /** Every component as its kind and name (URI, URI template), for policies that look at all of them (scopes). */
+  *components(): Generator<readonly [ComponentKind, string]> {
+    for (const name of this.#tools.keys()) yield ['tool', name]
+    for (const name of this.#prompts.keys()) yield ['prompt', name]
+    for (const uri of this.#resources.keys()) yield ['resource', uri]
+    for (const uriTemplate of this.#templates.keys()) yield ['template', uriTemplate]
+  }
+
   /** The static resource at `uri`, else the first visible template (in registration order) that matches it. */
   resolveResource(uri: string, hidden?: ReadonlySet<string>): ResolvedResource | undefined {
     const resource = this.resource(uri, hidden)

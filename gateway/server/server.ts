@@ -28,6 +28,9 @@ import { openStreamCount } from '../transport/sse.ts'
 import { replyError } from '../transport/reply-error.ts'
 import { registerStreamableHttp } from '../transport/streamable-http.ts'
 import { registerWebSocket, registerWebSocketSupport } from '../transport/websocket.ts'
+import { buildMetricsApp, registerMetricsRoute } from '../edge/metrics-endpoint.ts'
+import { decorateCaller, registerAccess, registerProtectedResourceMetadata } from '../edge/access-hook.ts'
+import { RouteAccess } from '../edge/route-access.ts'
 
 export interface Gateway {
   readonly app: FastifyInstance
@@ -35,6 +38,8 @@ export interface Gateway {
   readonly logger: Logger
   readonly store: SessionStore
   readonly endpoints: ReadonlyMap<string, McpEndpoint>
+  /** The metrics listener when `metrics.listen` gives it its own address (started by `startGateway`). */
+  readonly metricsApp: FastifyInstance | undefined
   /** Stops accepting, ends sessions held here and closes the store. */
   close(): Promise<void>
 }
@@ -119,15 +124,24 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const metrics = config.metrics.enabled
     ? createMetrics({ routes: config.routes.map((route) => route.location), store, openStreams: openStreamCount })
     : undefined
-  if (metrics !== undefined) {
-    app.get(config.metrics.path, async (_request, reply) => reply.type(metrics.contentType).send(await metrics.scrape()))
-  }
+  const metricsApp = metrics !== undefined && config.metrics.listen !== undefined ? buildMetricsApp(config.metrics, metrics) : undefined
+  if (metrics !== undefined && metricsApp === undefined) registerMetricsRoute(app, config.metrics, metrics)
+  decorateCaller(app)
   const endpoints = new Map<string, McpEndpoint>()
+  const protectedRoutes = new Map<string, RouteAccess>()
   for (const route of config.routes) {
     let endpoint: McpEndpoint
+    let access: RouteAccess | undefined
     try {
+      access = await RouteAccess.build(route, logger)
       endpoint = await buildEndpoint(route, handlers.get(route.location)!, store, logger, codec)
     } catch (error) {
+      if (error instanceof EdgeError && error.code === 'MCP_EDGE_CONFIG_INVALID') {
+        for (const built of endpoints.values()) built.close()
+        await app.close()
+        if (options.store === undefined) await store.close().catch(() => undefined)
+        throw error
+      }
       // Release what was built so far (a Redis store holds a socket that would keep the process alive).
       for (const built of endpoints.values()) built.close()
       await app.close()
@@ -139,12 +153,16 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       )
     }
     endpoints.set(route.location, endpoint)
+    if (access !== undefined) protectedRoutes.set(route.location, access)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
       if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, metrics?.route(route.location))
+      // After the Host/Origin hook: a forbidden origin is refused before any credential is looked at.
+      if (access !== undefined) registerAccess(scope, endpoint, access)
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets)
     })
   }
+  registerProtectedResourceMetadata(app, protectedRoutes)
 
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {
@@ -161,8 +179,10 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     logger,
     store,
     endpoints,
+    metricsApp,
     async close() {
       for (const endpoint of endpoints.values()) endpoint.close()
+      await metricsApp?.close()
       await app.close()
       if (options.store === undefined) await store.close()
       // The access lines of the last requests are still in the log buffer: out before the exit.
@@ -175,6 +195,9 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
 export async function startGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway & { url: string }> {
   const gateway = await buildGateway(config, options)
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port })
+  if (gateway.metricsApp !== undefined && config.metrics.listen !== undefined) {
+    await gateway.metricsApp.listen({ host: config.metrics.listen.host, port: config.metrics.listen.port })
+  }
   const address = gateway.app.server.address()
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host

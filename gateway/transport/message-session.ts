@@ -15,6 +15,7 @@
  * but requests run concurrently: the queue waits for a request's start, never for its end.
  */
 import type { Logger } from 'pino'
+import type { Caller } from '../wire/caller.ts'
 import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
@@ -53,10 +54,14 @@ export class MessageSession {
     close: () => this.#channel.close('session ended'),
   }
 
-  constructor(endpoint: McpEndpoint, channel: MessageChannel, logger: Logger) {
+  /** Who is on the other end: learnt once, when the channel opened (a WebSocket upgrade; stdio's local user). */
+  readonly #caller: Caller
+
+  constructor(endpoint: McpEndpoint, channel: MessageChannel, logger: Logger, caller: Caller) {
     this.#endpoint = endpoint
     this.#channel = channel
-    this.#logger = logger
+    this.#logger = caller.principal === undefined ? logger : logger.child({ principal: caller.principal })
+    this.#caller = caller
   }
 
   get logger(): Logger {
@@ -174,7 +179,7 @@ export class MessageSession {
           this.send(errorMessage(request.id, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized'))
           return
         }
-        this.#track(endpoint.handleRequest(record, request, new ChannelSink(this, request)), request)
+        this.#track(endpoint.handleRequest(record, request, new ChannelSink(this, request), this.#caller), request)
         return
       }
       case 'notification':
@@ -208,7 +213,7 @@ export class MessageSession {
       return
     }
     const sink = new StatelessChannelSink(this, request, this.#statelessInflight)
-    this.#track(endpoint.stateless.handle(request, envelope, sink), request)
+    this.#track(endpoint.stateless.handle(request, envelope, sink, this.#caller), request)
   }
 
   /** Keeps an asynchronous request in the in-flight set until it settles (a synchronous one is done). */
@@ -242,7 +247,7 @@ export class MessageSession {
     const endpoint = this.#endpoint
     let response: JsonRpcResponse
     try {
-      const created = await endpoint.initialize(request)
+      const created = await endpoint.initialize(request, this.#caller.principal)
       if (this.#ended) {
         await endpoint.deleteSession(created.record.id)
         return

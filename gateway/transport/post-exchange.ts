@@ -125,7 +125,7 @@ export class PostExchange implements RequestSink {
   }
 
   #log(status: number): void {
-    this.#options.log.end(this.#started, this.#method, status, this.#sessionId, this.#options.era)
+    this.#options.log.end(this.#started, this.#method, status, this.#sessionId, this.#options.era, this.#reply.request.caller?.principal)
   }
 
   #finish(): void {

@@ -21,12 +21,14 @@ export class RequestLog {
   }
 
   /** Writes the request's line and records it; `started` comes from `start`. */
-  end(started: number, method: string, status: number, sessionId: string | undefined, era?: string): void {
+  end(started: number, method: string, status: number, sessionId: string | undefined, era?: string, principal?: string): void {
     if (started < 0) return
     const elapsed = performance.now() - started
     this.#metrics?.observe(method, status, elapsed / 1000)
     if (!this.#logger.isLevelEnabled('info')) return
     const ms = Math.round(elapsed * 100) / 100
-    this.#logger.info(era === undefined ? { sessionId, method, status, ms } : { method, status, era, ms }, 'mcp request')
+    // The principal, never the credential it was proven with.
+    if (principal !== undefined) this.#logger.info(era === undefined ? { sessionId, principal, method, status, ms } : { principal, method, status, era, ms }, 'mcp request')
+    else this.#logger.info(era === undefined ? { sessionId, method, status, ms } : { method, status, era, ms }, 'mcp request')
   }
 }

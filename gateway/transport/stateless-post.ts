@@ -5,6 +5,7 @@
  * the response is the cancellation.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { callerOf } from '../edge/access-hook.ts'
 import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { Incoming } from '../wire/jsonrpc.ts'
@@ -57,7 +58,7 @@ export function statelessPost(request: FastifyRequest, reply: FastifyReply, inco
     return undefined
   }
   const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges)
-  return dispatcher.handle(message, envelope, exchange)
+  return dispatcher.handle(message, envelope, exchange, callerOf(request))
 }
 
 function checkToolHeaders(request: FastifyRequest, endpoint: McpEndpoint, params: JsonObject): void {

@@ -10,6 +10,7 @@
  *               settle ─► session deleted ─► done
  *   stop()     ─► session deleted (requests in flight see their signal fire) ─► they settle ─► done
  */
+import { openCaller } from '../wire/caller.ts'
 import type { Logger } from 'pino'
 import type { Readable, Writable } from 'node:stream'
 import { RpcCode } from '../wire/errors.ts'
@@ -45,7 +46,7 @@ export function serveStdio(endpoint: McpEndpoint, options: StdioOptions): StdioS
       return true
     },
     close: (reason) => stop(reason),
-  }, logger)
+  }, logger, openCaller('stdio'))
 
   let pending: Buffer[] = []
   let pendingBytes = 0

@@ -8,6 +8,7 @@
  *   → JSON-RPC shape (400 -32600) → session id (400 / 404) → MCP-Protocol-Version (400) → dispatch
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { callerOf } from '../edge/access-hook.ts'
 import { OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
@@ -87,7 +88,8 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   }
 
   function admit(request: FastifyRequest, reply: FastifyReply, id: string | number | null, sessionId: string, record: SessionRecord | undefined): SessionRecord | undefined {
-    if (record === undefined || record.route !== route.location) {
+    // Another principal's session is as unknown as a session that never existed: a session id is not a credential.
+    if (record === undefined || record.route !== route.location || record.principal !== callerOf(request).principal) {
       replyError(reply, new EdgeError('MCP_EDGE_SESSION_NOT_FOUND'), id)
       return undefined
     }
@@ -137,19 +139,19 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     if (sessionId === undefined && isStateless(request.body, header(request, 'mcp-protocol-version'))) {
       return statelessPost(request, reply, incoming, stateless)
     }
-    if (incoming.kind === 'request' && incoming.message.method === 'initialize') return initialize(incoming.message, reply, started)
+    if (incoming.kind === 'request' && incoming.message.method === 'initialize') return initialize(incoming.message, request, reply, started)
 
     const found = sessionFor(request, reply, idOf(message), sessionId)
-    if (found instanceof Promise) return found.then((record) => serve(record, incoming, reply, started))
-    return serve(found, incoming, reply, started)
+    if (found instanceof Promise) return found.then((record) => serve(record, incoming, request, reply, started))
+    return serve(found, incoming, request, reply, started)
   })
 
   /** A session's message, once its record is known (undefined: the reply already says why not). */
-  function serve(record: SessionRecord | undefined, incoming: Incoming, reply: FastifyReply, started: number): Promise<unknown> | undefined {
+  function serve(record: SessionRecord | undefined, incoming: Incoming, request: FastifyRequest, reply: FastifyReply, started: number): Promise<unknown> | undefined {
     if (record === undefined) return undefined
     switch (incoming.kind) {
       case 'request':
-        return endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id))
+        return endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id), callerOf(request))
       case 'notification':
         return endpoint.handleNotification(record, incoming.message).then(() => {
           log.end(started, incoming.message.method, 202, record.id)
@@ -163,9 +165,9 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     }
   }
 
-  async function initialize(request: JsonRpcRequest, reply: FastifyReply, started: number): Promise<FastifyReply> {
+  async function initialize(request: JsonRpcRequest, http: FastifyRequest, reply: FastifyReply, started: number): Promise<FastifyReply> {
     try {
-      const { record, response } = await endpoint.initialize(request)
+      const { record, response } = await endpoint.initialize(request, callerOf(http).principal)
       log.end(started, 'initialize', 200, record.id)
       return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
     } catch (error) {
@@ -309,7 +311,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     for (const [key, channel] of openStreams) {
       if (key.startsWith(`${record.id} `)) void channel.finish()
     }
-    logger.info({ sessionId: record.id, method: 'DELETE', status: 200 }, 'session deleted')
+    logger.info({ sessionId: record.id, principal: record.principal, method: 'DELETE', status: 200 }, 'session deleted')
     return reply.code(200).send()
   })
 }

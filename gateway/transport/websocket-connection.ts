@@ -8,6 +8,7 @@
  *   no initialize within initialize_timeout ─► close 1008; no message for idle_timeout ─► close 1000
  *   closed (either side, any way) ─► session deleted: in-flight requests see their signal fire
  */
+import type { Caller } from '../wire/caller.ts'
 import type { Logger } from 'pino'
 import type { RawData, WebSocket } from 'ws'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
@@ -54,14 +55,14 @@ export class WebSocketConnection {
   /** First the initialize deadline, then the idle check, re-armed only when it fires. */
   #watch: NodeJS.Timeout
 
-  constructor(socket: WebSocket, endpoint: McpEndpoint, limits: ConnectionLimits, logger: Logger) {
+  constructor(socket: WebSocket, endpoint: McpEndpoint, limits: ConnectionLimits, logger: Logger, caller: Caller) {
     this.#socket = socket
     this.#limits = limits
     this.#backlog = new SendBacklog(limits.sendBuffer)
     this.#session = new MessageSession(endpoint, {
       send: (text) => this.#send(text),
       close: (reason) => this.close(CloseCode.Normal, reason),
-    }, logger)
+    }, logger, caller)
     const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
     socket.on('message', (data, isBinary) => this.#onMessage(data, isBinary))
     socket.on('pong', () => (this.#alive = true))

@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
+import { callerOf } from '../edge/access-hook.ts'
 import { OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
@@ -132,8 +133,8 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     },
     // Reached only by a request that looked like an upgrade but was not handed over as one.
     handler: async (_request, reply) => replyError(reply, new EdgeError('MCP_EDGE_BAD_UPGRADE')),
-    wsHandler: (socket) => {
-      const connection = new WebSocketConnection(socket, endpoint, limits, connectionLogger)
+    wsHandler: (socket, request) => {
+      const connection = new WebSocketConnection(socket, endpoint, limits, connectionLogger, callerOf(request))
       hub.connections.add(connection)
       void connection.ended.then(() => hub.connections.delete(connection))
       connectionLogger.info('websocket opened')

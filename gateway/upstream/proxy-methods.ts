@@ -6,6 +6,7 @@
  *   tools/call "docs__search" ─► local tool? ─► no ─► index/name ─► docs "search" ─► result | isError "unavailable"
  *   resources/read uri        ─► local? ─► no ─► listed URI or template match ─► upstream (URI unchanged)
  */
+import { openCaller, type Caller } from '../wire/caller.ts'
 import { RpcError } from '../client/errors.ts'
 import { McpError, RpcCode } from '../wire/errors.ts'
 import type { RequestContext } from '../registry/context.ts'
@@ -31,10 +32,10 @@ const CAPABILITY: Readonly<Record<ListKind, 'tools' | 'prompts' | 'resources'>> 
 /** The proxy's methods for every method `endpoint` serves today. */
 export function proxyMethods(proxy: ProxyRoute): MethodTable {
   const table: MethodTable = {
-    'tools/list': (_e, record, params) => aggregate(proxy, 'tools', record, params),
-    'prompts/list': (_e, record, params) => aggregate(proxy, 'prompts', record, params),
-    'resources/list': (_e, record, params) => aggregate(proxy, 'resources', record, params),
-    'resources/templates/list': (_e, record, params) => aggregate(proxy, 'resourceTemplates', record, params),
+    'tools/list': (_e, record, params, ctx) => aggregate(proxy, 'tools', record, params, ctx.caller),
+    'prompts/list': (_e, record, params, ctx) => aggregate(proxy, 'prompts', record, params, ctx.caller),
+    'resources/list': (_e, record, params, ctx) => aggregate(proxy, 'resources', record, params, ctx.caller),
+    'resources/templates/list': (_e, record, params, ctx) => aggregate(proxy, 'resourceTemplates', record, params, ctx.caller),
     'tools/call': (endpoint, record, params, ctx) => {
       const name = stringParam(params.name, 'tools/call needs params.name (a string)')
       if (endpoint.registry.tool(name) !== undefined) return toolMethods['tools/call']!(endpoint, record, params, ctx)
@@ -49,7 +50,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
     },
     'resources/read': async (endpoint, record, params, ctx) => {
       const uri = stringParam(params.uri, 'resources/read needs params.uri (a string)')
-      if (endpoint.registry.resolveResource(uri, hiddenOf(record)) !== undefined) return resourceMethods['resources/read']!(endpoint, record, params, ctx)
+      if (endpoint.registry.resolveResource(uri, hiddenOf(endpoint, record, ctx.caller)) !== undefined) return resourceMethods['resources/read']!(endpoint, record, params, ctx)
       const upstream = await resolveUri(proxy, record, uri, params)
       if (upstream === undefined) throw new McpError(RpcCode.ResourceNotFound, `Resource not found: ${uri}`, { uri })
       return proxy.passThrough(record, { upstream, name: uri }, 'resources/read', params, ctx)
@@ -87,13 +88,13 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
 }
 
 /** One page of an aggregated list: the local registry's part, then each upstream's, in config order. */
-async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecord, params: JsonObject): Promise<JsonObject> {
+async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecord, params: JsonObject, caller: Caller): Promise<JsonObject> {
   const cursor: AggregateCursor | undefined = params.cursor === undefined ? undefined : decodeCursor(params.cursor, proxy.names)
   const items: JsonObject[] = []
   const next: AggregateCursor = { u: {} }
   const meta = params._meta as JsonObject | undefined
   if (cursor === undefined || cursor.l !== undefined) {
-    const page = localPage(proxy.endpoint, kind, cursor?.l, record) as { nextCursor?: string } & Record<string, unknown>
+    const page = localPage(proxy.endpoint, kind, cursor?.l, record, caller) as { nextCursor?: string } & Record<string, unknown>
     items.push(...(page[kind] as JsonObject[]))
     if (page.nextCursor !== undefined) next.l = page.nextCursor
   }
@@ -125,7 +126,7 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     proxy.learn(kind, page.name, page.items)
     for (const item of page.items) {
       const exposed = expose(proxy, kind, page.name, item)
-      if (exposed === undefined) continue
+      if (exposed === undefined || !allowed(proxy.endpoint, kind, exposed, caller)) continue
       const key = String(exposed.name ?? exposed.uri ?? exposed.uriTemplate)
       if (seen.has(key)) {
         proxy.endpoint.logger.error({ upstream: page.name, name: key, list: kind }, 'two upstreams offer the same name; the first one keeps it')
@@ -157,8 +158,18 @@ function expose(proxy: ProxyRoute, kind: ListKind, upstream: string, item: JsonO
   return exposed === item.name ? item : { ...item, name: exposed }
 }
 
-function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefined, record: SessionRecord): object {
-  const hidden = hiddenOf(record)
+/** False for an upstream item the caller lacks the scopes for (per-component scopes apply to exposed names). */
+function allowed(endpoint: MethodHost, kind: ListKind, item: JsonObject, caller: Caller): boolean {
+  if (endpoint.scopes === undefined) return true
+  const [component, name] = kind === 'tools' ? ['tool', item.name] as const
+    : kind === 'prompts' ? ['prompt', item.name] as const
+    : kind === 'resources' ? ['resource', item.uri] as const
+    : ['template', item.uriTemplate] as const
+  return typeof name !== 'string' || endpoint.scopes.missing(component, name, caller.scopes) === undefined
+}
+
+function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefined, record: SessionRecord, caller: Caller): object {
+  const hidden = hiddenOf(endpoint, record, caller)
   const registry = endpoint.registry
   switch (kind) {
     case 'tools': return registry.listTools(cursor, hidden)
@@ -198,18 +209,21 @@ function unavailableResult(upstream: string, reason: string | undefined): JsonOb
   return { content: [{ type: 'text', text }], isError: true, _meta: { [META_UNAVAILABLE]: [upstream] } }
 }
 
+/** Lists read to learn where names lead, not to show anyone: no scope filter (a call is checked on its own). */
+const LEARNING: Caller = openCaller('internal')
+
 /** Where a tool or prompt name leads; a name no list taught this worker yet (hashed, renamed) is learnt by listing once. */
 async function resolve(proxy: ProxyRoute, record: SessionRecord, kind: 'tool' | 'prompt', name: string, params: JsonObject): Promise<Target | undefined> {
   const known = proxy.resolveName(kind, name)
   if (known !== undefined) return known
-  await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, envelopeOf(params))
+  await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, envelopeOf(params), LEARNING)
   return proxy.resolveName(kind, name)
 }
 
 async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string, params: JsonObject): Promise<string | undefined> {
   const known = proxy.resolveUri(uri)
   if (known !== undefined) return known
-  await Promise.all([aggregate(proxy, 'resources', record, envelopeOf(params)), aggregate(proxy, 'resourceTemplates', record, envelopeOf(params))])
+  await Promise.all([aggregate(proxy, 'resources', record, envelopeOf(params), LEARNING), aggregate(proxy, 'resourceTemplates', record, envelopeOf(params), LEARNING)])
   return proxy.resolveUri(uri)
 }
 

@@ -72,7 +72,13 @@ export const EdgeCode = {
   /** Bytes that are not HTTP/1.1. */
   MCP_EDGE_MALFORMED_HTTP: { status: 400, rpc: ServerError, message: 'Bad Request: malformed HTTP' },
   // 403 … 431: the request cannot be served as sent.
+  /** No credential, or one that fails verification: sent with a Bearer challenge naming the route's metadata. */
+  MCP_EDGE_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: this route needs an access token' },
   MCP_EDGE_FORBIDDEN_ORIGIN: { status: 403, rpc: ServerError, message: 'Forbidden: Origin or Host not allowed' },
+  /** The caller lacks a scope the route or the component needs: sent with error="insufficient_scope" and the scope to ask for. */
+  MCP_EDGE_INSUFFICIENT_SCOPE: { status: 403, rpc: ServerError, message: 'Forbidden: insufficient scope' },
+  /** The route's access module refused (its own 4xx status replaces this one) or failed (the message names a reference). */
+  MCP_EDGE_ACCESS_DENIED: { status: 403, rpc: ServerError, message: 'Forbidden' },
   MCP_EDGE_ROUTE_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: no MCP route here' },
   MCP_EDGE_SESSION_NOT_FOUND: { status: 404, rpc: SessionNotFound, message: 'Session not found: initialize a new session' },
   MCP_EDGE_METHOD_NOT_FOUND: { status: 404, rpc: MethodNotFound, message: 'Method not found' },
@@ -101,6 +107,8 @@ export const EdgeCode = {
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
   /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */
   MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable' },
+  /** The authorization server's keys (JWKS, metadata) cannot be fetched, so no token can be checked. */
+  MCP_EDGE_AUTH_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Service Unavailable: access tokens cannot be checked now; retry later' },
   MCP_EDGE_CLIENT_TIMEOUT: { status: 504, rpc: ServerError, message: 'The client did not answer in time' },
 } as const satisfies Record<`MCP_EDGE_${string}`, ErrorRow>
 export type EdgeCodeName = keyof typeof EdgeCode

@@ -29,7 +29,7 @@ export interface GatewayProcess {
 }
 
 /** Starts `mcp-edge start` on a free port with `config` (YAML keys); resolves once `listeners` processes listen. */
-export async function startGatewayProcess(t: Teardown, config: object, listeners = 1): Promise<GatewayProcess> {
+export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000): Promise<GatewayProcess> {
   const port = await freePort()
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
   const file = path.join(folder, 'gateway.yaml')
@@ -90,7 +90,7 @@ export async function startGatewayProcess(t: Teardown, config: object, listeners
   }
 
   const listening = (): number => logs.filter((line) => line.msg === 'mcp-edge listening').length
-  await logged(() => listening() >= listeners)
+  await logged(() => listening() >= listeners, startTimeoutMs)
   return {
     url: `http://127.0.0.1:${port}`,
     child,

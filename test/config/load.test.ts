@@ -41,7 +41,7 @@ t.test('defaults land everywhere', async (t) => {
         paths: [],
       },
     },
-    metrics: { enabled: true, path: '/metrics' },
+    metrics: { enabled: true, path: '/metrics', allowed_hosts: [] },
     routes: [{
       location: '/mcp',
       handler: path.join(path.dirname(file), 'echo.ts'),
@@ -70,6 +70,8 @@ t.test('defaults land everywhere', async (t) => {
       prefix: 'auto',
       separator: '__',
       tools: { deny: [], rename: {} },
+      auth: undefined,
+      scopes: { tools: {}, prompts: {}, resources: {}, resource_templates: {} },
     }],
   })
 })

@@ -26,6 +26,7 @@ export function fakeContext(controller = new AbortController()): RequestContext 
   return {
     _meta: undefined,
     requestId: 1,
+    caller: { principal: undefined, scopes: undefined, address: '127.0.0.1' },
     signal: controller.signal,
     session,
     progress: () => true,

@@ -3,6 +3,7 @@
  * update, and route events. Not the endpoint: the endpoint (and the stateless dispatcher) call the
  * handlers, so the handlers must not know them.
  */
+import type { ComponentScopes } from '../../registry/component-scopes.ts'
 import type { RequestContext } from '../../registry/context.ts'
 import type { Registry } from '../../registry/registry.ts'
 import type { RouteEvent } from '../../registry/route-server-api.ts'
@@ -14,6 +15,8 @@ export interface MethodHost {
   readonly registry: Registry
   /** Session changes a method makes (log level, subscriptions) go through the store. */
   readonly store: Pick<SessionStore, 'update'>
+  /** Which components need which scopes (the route's `scopes`); undefined when none do. */
+  readonly scopes: ComponentScopes | undefined
   /** Tells the handler module's listeners (resources/subscribe, …). */
   emit(event: RouteEvent, record: SessionRecord, params: JsonObject): void
 }

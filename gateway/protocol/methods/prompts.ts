@@ -2,11 +2,11 @@
 import { McpError, RpcCode } from '../../wire/errors.ts'
 import { getPrompt } from '../../registry/get-prompt.ts'
 import type { MethodTable } from './method-handler.ts'
-import { cursorOf, hiddenOf } from './params.ts'
+import { checkScopes, cursorOf, hiddenOf } from './params.ts'
 
 export const promptMethods: MethodTable = {
-  'prompts/list': (host, record, params) =>
-    host.registry.listPrompts(cursorOf(params), hiddenOf(record)),
+  'prompts/list': (host, record, params, ctx) =>
+    host.registry.listPrompts(cursorOf(params), hiddenOf(host, record, ctx.caller)),
 
   'prompts/get': async (host, record, params, ctx) => {
     const name = params.name
@@ -15,6 +15,7 @@ export const promptMethods: MethodTable = {
     if (entry === undefined || (record.hidden.length > 0 && record.hidden.includes(`prompt:${name}`))) {
       throw new McpError(RpcCode.InvalidParams, `Unknown prompt: ${name}`)
     }
+    checkScopes(host, ctx.caller, 'prompt', name)
     return (await getPrompt(entry, params.arguments, ctx))
   },
 }

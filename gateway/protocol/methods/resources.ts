@@ -3,7 +3,7 @@ import { McpError, RpcCode } from '../../wire/errors.ts'
 import { readResource } from '../../registry/read-resource.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
 import type { MethodTable } from './method-handler.ts'
-import { cursorOf, hiddenOf } from './params.ts'
+import { checkScopes, cursorOf, hiddenOf } from './params.ts'
 
 function uriOf(params: JsonObject, method: string): string {
   if (typeof params.uri !== 'string') throw new McpError(RpcCode.InvalidParams, `${method} needs params.uri (a string)`)
@@ -11,14 +11,25 @@ function uriOf(params: JsonObject, method: string): string {
 }
 
 export const resourceMethods: MethodTable = {
-  'resources/list': (host, record, params) =>
-    host.registry.listResources(cursorOf(params), hiddenOf(record)),
+  'resources/list': (host, record, params, ctx) =>
+    host.registry.listResources(cursorOf(params), hiddenOf(host, record, ctx.caller)),
 
-  'resources/templates/list': (host, record, params) =>
-    host.registry.listResourceTemplates(cursorOf(params), hiddenOf(record)),
+  'resources/templates/list': (host, record, params, ctx) =>
+    host.registry.listResourceTemplates(cursorOf(params), hiddenOf(host, record, ctx.caller)),
 
-  'resources/read': async (host, record, params, ctx) =>
-    (await readResource(host.registry, uriOf(params, 'resources/read'), ctx, hiddenOf(record))),
+  'resources/read': async (host, record, params, ctx) => {
+    const uri = uriOf(params, 'resources/read')
+    const hidden = record.hidden.length === 0 ? undefined : new Set(record.hidden)
+    if (host.scopes !== undefined) {
+      // The component the URI resolves to decides (a static resource, else the template that matches).
+      const resolved = host.registry.resolveResource(uri, hidden)
+      if (resolved !== undefined) {
+        const name = resolved.kind === 'resource' ? resolved.entry.resource.uri : resolved.entry.template.uriTemplate
+        checkScopes(host, ctx.caller, resolved.kind, name)
+      }
+    }
+    return await readResource(host.registry, uri, ctx, hidden)
+  },
 }
 
 export const subscriptionMethods: MethodTable = {

@@ -2,11 +2,11 @@
 import { McpError, RpcCode } from '../../wire/errors.ts'
 import { callTool } from '../../registry/call-tool.ts'
 import type { MethodTable } from './method-handler.ts'
-import { cursorOf, hiddenOf } from './params.ts'
+import { checkScopes, cursorOf, hiddenOf } from './params.ts'
 
 export const toolMethods: MethodTable = {
-  'tools/list': (host, record, params) =>
-    host.registry.listTools(cursorOf(params), hiddenOf(record)),
+  'tools/list': (host, record, params, ctx) =>
+    host.registry.listTools(cursorOf(params), hiddenOf(host, record, ctx.caller)),
 
   'tools/call': (host, record, params, ctx) => {
     const name = params.name
@@ -15,6 +15,7 @@ export const toolMethods: MethodTable = {
     if (entry === undefined || (record.hidden.length > 0 && record.hidden.includes(`tool:${name}`))) {
       throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
     }
+    checkScopes(host, ctx.caller, 'tool', name)
     return callTool(entry, params.arguments, ctx)
   },
 }

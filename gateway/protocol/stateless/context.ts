@@ -5,6 +5,7 @@
  * when an answer is missing, record an input request and throw. The dispatcher turns the recorded
  * requests into an input-required result, whatever the handler did with the throw.
  */
+import type { Caller } from '../../wire/caller.ts'
 import { EdgeError, McpError, RpcCode } from '../../wire/errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../../registry/context.ts'
 import type { RequestId } from '../../wire/jsonrpc.ts'
@@ -55,8 +56,8 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
   readonly #envelope: Envelope
   readonly #previousState: unknown
 
-  constructor(host: StatelessHost, envelope: Envelope, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink, answers: JsonObject, previousState: unknown) {
-    super(requestId, meta, sink)
+  constructor(host: StatelessHost, envelope: Envelope, requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink, answers: JsonObject, previousState: unknown, caller: Caller) {
+    super(requestId, meta, sink, caller)
     this.#host = host
     this.#envelope = envelope
     this.answers = answers

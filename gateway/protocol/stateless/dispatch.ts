@@ -13,6 +13,7 @@ import type { Logger } from 'pino'
 import type { RouteConfig } from '../../config/types.ts'
 import type { Registry } from '../../registry/registry.ts'
 import { EdgeCode, McpError, RpcCode, refusalOf } from '../../wire/errors.ts'
+import type { Caller } from '../../wire/caller.ts'
 import type { SessionRecord } from '../../store/store.ts'
 import type { JsonRpcRequest } from '../../wire/jsonrpc.ts'
 import { errorMessage, notification, resultMessage } from '../../wire/jsonrpc.ts'
@@ -80,7 +81,7 @@ export class StatelessDispatcher {
    * Serves a request whose method passed `isStatelessMethod`; the outcome reaches the client through
    * `sink`. Synchronous when the method is (no promise on the hot path); a promise otherwise.
    */
-  handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink): Promise<void> | undefined {
+  handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller): Promise<void> | undefined {
     if (request.method === 'server/discover') {
       sink.respond(resultMessage(request.id, this.#complete({ ...this.#discover }, this.#endpoint.route.cache)))
       return undefined
@@ -92,7 +93,7 @@ export class StatelessDispatcher {
     const params = request.params ?? {}
     let ctx: StatelessRequestContext
     try {
-      ctx = this.#context(request, envelope, params, sink)
+      ctx = this.#context(request, envelope, params, sink, caller)
     } catch (error) {
       const rpc = error as McpError
       sink.respond(errorMessage(request.id, rpc.code, rpc.message, rpc.data), refusalOf(rpc).status)
@@ -100,7 +101,7 @@ export class StatelessDispatcher {
     }
     let outcome: JsonObject | Promise<JsonObject>
     try {
-      outcome = this.#endpoint.method(request.method)!(this.#endpoint, this.#record(envelope), params, ctx)
+      outcome = this.#endpoint.method(request.method)!(this.#endpoint, this.#record(envelope, caller), params, ctx)
     } catch (error) {
       this.#finish(request, params, ctx, undefined, error ?? new Error('thrown without a reason'), sink)
       return undefined
@@ -124,10 +125,10 @@ export class StatelessDispatcher {
       // A handler's own round (a proxied upstream's): what it kept with setRequestState travels
       // signed by this gateway, so the retry verifies here like any other.
       const own = result._meta as JsonObject | undefined
-      const requestState = this.#codec.sign(request.method, paramsDigest(params), undefined, { answers: {}, handlerState: ctx.nextRequestState })
+      const requestState = this.#codec.sign(request.method, paramsDigest(params), ctx.caller.principal, { answers: {}, handlerState: ctx.nextRequestState })
       sink.respond(resultMessage(request.id, { ...result, requestState, _meta: own === undefined ? this.#serverMeta : { ...own, ...this.#serverMeta } }))
     } else if (ctx.inputRequests.size > 0 && MAY_NEED_INPUT.has(request.method)) {
-      sink.respond(resultMessage(request.id, this.#inputRequired(request.method, params, ctx)))
+      sink.respond(resultMessage(request.id, this.#inputRequired(request.method, params, ctx, ctx.caller.principal)))
     } else if (failure !== undefined) {
       this.#fail(request, failure, sink)
     } else {
@@ -139,7 +140,7 @@ export class StatelessDispatcher {
   }
 
   /** The context of one round: answers from the client's inputResponses plus those kept in the state. */
-  #context(request: JsonRpcRequest, envelope: Envelope, params: JsonObject, sink: StatelessSink): StatelessRequestContext {
+  #context(request: JsonRpcRequest, envelope: Envelope, params: JsonObject, sink: StatelessSink, caller: Caller): StatelessRequestContext {
     const responses = params.inputResponses
     if (responses === null || (responses !== undefined && (typeof responses !== 'object' || Array.isArray(responses)))) {
       throw new McpError(RpcCode.InvalidParams, 'inputResponses must be an object keyed by input request')
@@ -147,20 +148,21 @@ export class StatelessDispatcher {
     let answers = (responses ?? {}) as JsonObject
     let previousState: unknown
     if (params.requestState !== undefined) {
-      const state = this.#codec.verify(params.requestState, request.method, paramsDigest(params), undefined)
+      // Bound to the principal: another caller cannot replay (or finish) someone else's rounds.
+      const state = this.#codec.verify(params.requestState, request.method, paramsDigest(params), caller.principal)
       answers = { ...state.answers, ...answers }
       previousState = state.handlerState
     }
-    return new StatelessRequestContext(this.#endpoint, envelope, request.id, params._meta as JsonObject | undefined, sink, answers, previousState)
+    return new StatelessRequestContext(this.#endpoint, envelope, request.id, params._meta as JsonObject | undefined, sink, answers, previousState, caller)
   }
 
-  #inputRequired(method: string, params: JsonObject, ctx: StatelessRequestContext): JsonObject {
+  #inputRequired(method: string, params: JsonObject, ctx: StatelessRequestContext, principal: string | undefined): JsonObject {
     const inputRequests: JsonObject = {}
     for (const [key, input] of ctx.inputRequests) inputRequests[key] = input
     // The answers gathered so far ride along in the state, so each round only asks for what is missing.
     const answers: JsonObject = {}
     for (const [key, value] of Object.entries(ctx.answers)) if (!ctx.inputRequests.has(key)) answers[key] = value
-    const requestState = this.#codec.sign(method, paramsDigest(params), undefined, { answers, handlerState: ctx.nextRequestState })
+    const requestState = this.#codec.sign(method, paramsDigest(params), principal, { answers, handlerState: ctx.nextRequestState })
     return { resultType: 'input_required', inputRequests, requestState, _meta: this.#serverMeta }
   }
 
@@ -218,14 +220,14 @@ export class StatelessDispatcher {
   }
 
   /** The request-scoped stand-in for a session record: what the method handlers read from one. */
-  #record(envelope: Envelope): SessionRecord {
+  #record(envelope: Envelope, caller: Caller): SessionRecord {
     return {
       id: '',
       route: this.#endpoint.route.location,
       protocolVersion: envelope.protocolVersion,
       clientInfo: envelope.clientInfo,
       clientCapabilities: envelope.clientCapabilities,
-      principal: undefined,
+      principal: caller.principal,
       createdAt: 0,
       initialized: true,
       logLevel: envelope.logLevel,

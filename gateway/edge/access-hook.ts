@@ -1,0 +1,141 @@
+/**
+ * The access phase on Fastify: every request of a protected route gets its `Caller` (or a 401/403/503
+ * with a Bearer challenge) before the transport sees it; open routes get theirs lazily from `callerOf`.
+ *
+ *   onRequest (after Host/Origin): credential ─► identity ─┬─ POST with an access module ──► preHandler
+ *                                                          └─ otherwise: decide ─► request.caller
+ *   preHandler (POST, body parsed once by Fastify): access module (method, tool) ─► request.caller
+ *                                                   ─► the component's scopes (tools/call …) ─► 403?
+ *
+ * Callback hooks, not async ones: a token seen before is checked without a promise.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { EdgeError } from '../wire/errors.ts'
+import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
+import { replyError } from '../transport/reply-error.ts'
+import { openCaller, type Caller } from './caller.ts'
+import type { Identity } from './jwt-verifier.ts'
+import { isRefusal, type Refusal, type RouteAccess, type RequestFacts } from './route-access.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the access phase of a protected route; read it through `callerOf`. */
+    caller: Caller | null
+    /** The identity found in onRequest, waiting for the access module in preHandler. */
+    accessIdentity: Identity | null
+  }
+}
+
+/** Where protected resource metadata lives (RFC 9728 §3.1): the well-known prefix, then the resource's path. */
+export const METADATA_PREFIX = '/.well-known/oauth-protected-resource'
+
+/** Adds the request fields once per app (Fastify wants request decorations declared before use). */
+export function decorateCaller(app: FastifyInstance): void {
+  app.decorateRequest('caller', null)
+  app.decorateRequest('accessIdentity', null)
+}
+
+/** The request's caller: set by the access phase on a protected route, else an open caller for its address. */
+export function callerOf(request: FastifyRequest): Caller {
+  return (request.caller ??= openCaller(request.ip))
+}
+
+/** The URL of a route's protected resource metadata, as reachable through the host the client used. */
+export function metadataUrl(request: FastifyRequest, location: string): string {
+  return `${request.protocol}://${request.host}${METADATA_PREFIX}${location === '/' ? '' : location}`
+}
+
+/** Answers a refusal: its status from the error table, the Bearer challenge, a JSON-RPC error body. */
+export function replyRefusal(reply: FastifyReply, access: RouteAccess, refused: Refusal, id: string | number | null = null): FastifyReply {
+  const challenge = access.challenge(refused, metadataUrl(reply.request, access.location))
+  const headers = challenge === undefined ? undefined : { 'www-authenticate': challenge }
+  // The status is the row's, except an access module's own 4xx denial.
+  return replyError(reply, new EdgeError(refused.code, refused.message, { headers, status: refused.status }), id)
+}
+
+function rpcFacts(body: unknown): { method: string | undefined; tool: string | undefined; params: JsonObject | undefined; id: string | number | null } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { method: undefined, tool: undefined, params: undefined, id: null }
+  const message = body as { method?: unknown; params?: unknown; id?: unknown }
+  const method = typeof message.method === 'string' ? message.method : undefined
+  const params = typeof message.params === 'object' && message.params !== null ? (message.params as JsonObject) : undefined
+  const named = params?.name ?? params?.uri
+  const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null
+  return { method, tool: typeof named === 'string' ? named : undefined, params, id }
+}
+
+/**
+ * Installs the access phase on a route's scope; register it after the route's Host/Origin hook, so a
+ * forbidden origin is refused first.
+ */
+export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, access: RouteAccess): void {
+  const componentScopes = endpoint.scopes
+  const logger = endpoint.logger
+
+  function facts(request: FastifyRequest, method: string | undefined, tool: string | undefined): RequestFacts {
+    return { httpMethod: request.method, method, tool, headers: request.headers, address: request.ip, transport: request.ws ? 'websocket' : 'streamable_http' }
+  }
+
+  function conclude(request: FastifyRequest, reply: FastifyReply, verdict: Caller | Refusal, id: string | number | null, done: () => void): void {
+    if (isRefusal(verdict)) {
+      logger.info({ principal: request.accessIdentity?.principal, status: verdict.status, reason: verdict.message, method: request.method }, 'access refused')
+      replyRefusal(reply, access, verdict, id)
+      return
+    }
+    request.caller = verdict
+    if (request.method === 'POST' && componentScopes !== undefined) {
+      const { method, params } = rpcFacts(request.body)
+      const refused = access.checkComponent(componentScopes, endpoint.registry, verdict, method, params)
+      if (refused !== undefined) {
+        logger.info({ principal: verdict.principal, status: refused.status, reason: refused.message }, 'access refused')
+        replyRefusal(reply, access, refused, id)
+        return
+      }
+    }
+    done()
+  }
+
+  // POSTs wait for their body when the module needs the method and tool, or components need scopes.
+  const decideAfterBody = access.hasModule || componentScopes !== undefined
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const found = access.identify(request.headers)
+    const next = (identity: Identity | null | Refusal): void => {
+      if (isRefusal(identity)) return conclude(request, reply, identity, null, done)
+      request.accessIdentity = identity
+      if (decideAfterBody && request.method === 'POST') return done()
+      const verdict = access.decide(identity, facts(request, undefined, undefined))
+      if (verdict instanceof Promise) void verdict.then((settled) => conclude(request, reply, settled, null, done))
+      else conclude(request, reply, verdict, null, done)
+    }
+    if (found instanceof Promise) void found.then(next)
+    else next(found)
+  })
+
+  if (!decideAfterBody) return
+  app.addHook('preHandler', (request, reply, done) => {
+    if (request.method !== 'POST') return done()
+    const { method, tool, id } = rpcFacts(request.body)
+    const verdict = access.decide(request.accessIdentity, facts(request, method, tool))
+    if (verdict instanceof Promise) void verdict.then((settled) => conclude(request, reply, settled, id, done))
+    else conclude(request, reply, verdict, id, done)
+  })
+}
+
+/**
+ * Serves each protected route's metadata at `/.well-known/oauth-protected-resource<location>`, and at
+ * the bare well-known path too when one route is protected (clients fall back to it). Public and
+ * cacheable: it names no secret.
+ */
+export function registerProtectedResourceMetadata(app: FastifyInstance, routes: ReadonlyMap<string, RouteAccess>): void {
+  const serve = (access: RouteAccess) => async (request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .header('cache-control', 'public, max-age=300')
+      .header('access-control-allow-origin', '*')
+      .send(access.metadata(`${request.protocol}://${request.host}${access.location}`))
+  for (const [location, access] of routes) {
+    if (location !== '/') app.get(`${METADATA_PREFIX}${location}`, serve(access))
+  }
+  const only = routes.size === 1 ? [...routes.values()][0] : routes.get('/')
+  if (only !== undefined) app.get(METADATA_PREFIX, serve(only))
+}
