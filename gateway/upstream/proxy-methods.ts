@@ -14,7 +14,7 @@ import type { JsonObject } from '../wire/mcp-types.ts'
 import { completionMethods } from '../protocol/methods/completion.ts'
 import type { MethodHandler, MethodHost, MethodTable } from '../protocol/methods/index.ts'
 import { loggingMethods } from '../protocol/methods/logging.ts'
-import { hiddenOf } from '../protocol/methods/params.ts'
+import { checkScopes, hiddenOf } from '../protocol/methods/params.ts'
 import { promptMethods } from '../protocol/methods/prompts.ts'
 import { resourceMethods, subscriptionMethods } from '../protocol/methods/resources.ts'
 import { toolMethods } from '../protocol/methods/tools.ts'
@@ -39,11 +39,13 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
     'tools/call': (endpoint, record, params, ctx) => {
       const name = stringParam(params.name, 'tools/call needs params.name (a string)')
       if (endpoint.registry.tool(name) !== undefined) return toolMethods['tools/call']!(endpoint, record, params, ctx)
+      checkScopes(endpoint, ctx.caller, 'tool', name)
       return callTool(proxy, record, name, params, ctx)
     },
     'prompts/get': async (endpoint, record, params, ctx) => {
       const name = stringParam(params.name, 'prompts/get needs params.name (a string)')
       if (endpoint.registry.prompt(name) !== undefined) return promptMethods['prompts/get']!(endpoint, record, params, ctx)
+      checkScopes(endpoint, ctx.caller, 'prompt', name)
       const target = await resolve(proxy, record, 'prompt', name, params)
       if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown prompt: ${name}`)
       return proxy.passThrough(record, target, 'prompts/get', { ...params, name: target.name }, ctx)
