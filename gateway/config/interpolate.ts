@@ -1,5 +1,6 @@
 /**
- * `${VAR}` and `${VAR:-default}` in config strings, filled from the environment.
+ * `${VAR}` and `${VAR:-default}` in config strings, filled from the environment. A default is plain
+ * text: `${A:-${B}}` is an error naming A.
  *
  * This runs on the parsed document, not on the YAML text: a value can then never break the YAML
  * syntax (a `:` or `#` in a secret stays part of the string), and keys are never rewritten. The
@@ -60,6 +61,11 @@ function interpolateString(text: string, path: Array<string | number>, env: Env,
     }
     const value = env[name]
     const fallback = parts[2]
+    // `${A:-${B}}` would end at the first `}`: refused by name rather than read as a wrong default.
+    if (fallback?.includes('${')) {
+      problems.push(`nested reference in the default of \${${name}:-…}: a default cannot hold \${…}; set ${name}, or write its default out`)
+      return match
+    }
     // As in the shell, `:-` also covers a variable that is set but empty.
     if (fallback !== undefined && (value === undefined || value === '')) return fallback
     if (value === undefined) {

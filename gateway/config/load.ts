@@ -17,7 +17,7 @@ import { interpolateEnv, type Env } from './interpolate.ts'
 import { normalise, type ValidatedDocument } from './normalise.ts'
 import type { GatewayConfig } from './types.ts'
 import { validateDocument } from './validate.ts'
-import { parseYaml, type SourcePosition } from './yaml-source.ts'
+import { DEFAULT_YAML_BOUNDS, parseYaml, type SourcePosition, type YamlBounds } from './yaml-source.ts'
 
 export { ConfigError, formatProblems, type ConfigProblem } from './config-error.ts'
 export type { Env } from './interpolate.ts'
@@ -43,7 +43,7 @@ export async function loadConfig(file: string, env: Env = process.env): Promise<
     const reason = err instanceof Error ? err.message : String(err)
     throw new ConfigError([{ file, path: '', message: `cannot read the config file: ${reason}` }])
   }
-  const source = parseYaml(text, file)
+  const source = parseYaml(text, file, yamlBounds(file, env))
   return build(source.doc, file, path.resolve(file), source.locate, env)
 }
 
@@ -60,7 +60,38 @@ function build(doc: unknown, file: string, absolute: string, locate: Locate, env
   ]
   if (found.length > 0) throw new ConfigError(found.map((p) => place(p, file, locate)))
   // validateDocument found nothing, so the document has the shape schema.json describes.
-  return normalise(interpolated.doc as ValidatedDocument, absolute)
+  const config = normalise(interpolated.doc as ValidatedDocument, absolute)
+  // The key from the environment obeys the rule schema.json gives the config's own key; resolved
+  // here, so the config says which key the gateway will use.
+  const envKey = env[REQUEST_STATE_KEY_VARIABLE]
+  if (config.request_state.key === undefined && envKey !== undefined && envKey !== '') {
+    if (envKey.length < MIN_REQUEST_STATE_KEY) {
+      throw new ConfigError([{ file, path: 'request_state.key', message: `${REQUEST_STATE_KEY_VARIABLE} has ${envKey.length} characters; a requestState key needs at least ${MIN_REQUEST_STATE_KEY}, as request_state.key does` }])
+    }
+    config.request_state.key = envKey
+  }
+  return config
+}
+
+const REQUEST_STATE_KEY_VARIABLE = 'MCP_EDGE_REQUEST_STATE_KEY'
+/** The same bound as `request_state.key`'s minLength in schema.json. */
+const MIN_REQUEST_STATE_KEY = 16
+
+/** The YAML bounds, from MCP_EDGE_CONFIG_MAX_ALIASES and MCP_EDGE_CONFIG_MAX_NODES when set. */
+function yamlBounds(file: string, env: Env): YamlBounds {
+  const bound = (name: string, fallback: number): number => {
+    const text = env[name]
+    if (text === undefined || text === '') return fallback
+    const value = Number(text)
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new ConfigError([{ file, path: '', message: `${name} must be a whole number, not ${JSON.stringify(text)}` }])
+    }
+    return value
+  }
+  return {
+    maxAliases: bound('MCP_EDGE_CONFIG_MAX_ALIASES', DEFAULT_YAML_BOUNDS.maxAliases),
+    maxNodes: bound('MCP_EDGE_CONFIG_MAX_NODES', DEFAULT_YAML_BOUNDS.maxNodes),
+  }
 }
 
 function place(problem: FoundProblem, file: string, locate: Locate): ConfigProblem {

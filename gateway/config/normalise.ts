@@ -14,7 +14,7 @@ export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'
   store: Omit<StoreConfig, 'type'> & { type?: StoreConfig['type'] }
   auth?: RawAuth
   scopes?: Partial<ScopesConfig>
-  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes'> & {
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits'> & {
     handler?: string
     upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
@@ -35,6 +35,7 @@ type RawAuth = {
 /** Builds the typed config; handler paths are resolved against the folder of `file`. */
 export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
   const folder = path.dirname(file)
+  const limits = { ...doc.limits }
   return {
     file,
     listen: { ...doc.listen },
@@ -42,6 +43,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     store: store(doc.store, doc.workers),
     body_limit: doc.body_limit,
     connections: { ...doc.connections },
+    limits,
     drain_timeout: doc.drain_timeout,
     request_state: { ...doc.request_state },
     log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
@@ -65,6 +67,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       options: route.options as JsonObject,
       auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),
       scopes: scopes(route.scopes ?? doc.scopes),
+      limits,
     })),
   }
 }

@@ -93,6 +93,8 @@ export interface RouteConfig extends ProxyNaming {
   auth: AuthConfig | undefined
   /** Scopes each component needs (the gateway's `scopes` unless the route sets its own). */
   scopes: ScopesConfig
+  /** The gateway's `limits`, the same object on every route, so endpoints and transports find them at hand. */
+  limits: LimitsConfig
 }
 
 /** How a route checks JWT access tokens (an OAuth 2.1 resource server). Durations in seconds. */
@@ -130,6 +132,20 @@ export interface ScopesConfig {
   prompts: Record<string, string[]>
   resources: Record<string, string[]>
   resource_templates: Record<string, string[]>
+}
+
+/** Bounds on what one client can make the gateway parse or keep (README: Limits). */
+export interface LimitsConfig {
+  /** Deepest nesting of arrays and objects in one JSON-RPC message. */
+  json_depth: number
+  /** Largest `capabilities` and `clientInfo` an initialize may store, in bytes of JSON. */
+  client_capabilities: number
+  client_info: number
+  /** Most subscribed URIs per session, and the longest one. */
+  subscriptions: number
+  uri_length: number
+  /** Most components one session may have disabled. */
+  hidden_components: number
 }
 
 export interface MemoryStoreConfig { type: 'memory'; event_capacity: number; cache_ttl: number }
@@ -192,6 +208,7 @@ export interface GatewayConfig {
   /** Largest accepted request body, in bytes. */
   body_limit: number
   connections: ConnectionsConfig
+  limits: LimitsConfig
   /** Seconds a stopping worker lets requests in flight finish. */
   drain_timeout: number
   log: LogConfig

@@ -14,6 +14,10 @@
  * A mapping member is located at its key (that is where a reader looks), a sequence item at the
  * item. Nodes reached only through an alias or a merge key have no entry of their own; they are
  * located at the `<<` that merged them in, or else at their nearest indexed ancestor.
+ *
+ * Aliases share the node they name, so a few hundred bytes can stand for billions of values once
+ * anything walks the document (a "billion laughs"). The alias count is bounded by js-yaml, and the
+ * size of the document as a walk sees it (aliases expanded) by a count that stops at the bound.
  */
 import {
   CORE_SCHEMA, EVENT_ID, SCALAR_STYLE, YAMLException, constructFromEvents, getScalarValue, mergeTag, parseEvents,
@@ -35,15 +39,32 @@ export interface YamlSource {
 // Merge keys (`<<: *defaults`) are the usual way to share settings between routes.
 const SCHEMA = CORE_SCHEMA.withTags(mergeTag)
 
-/** Parses `text`; a syntax error throws a `ConfigError` at js-yaml's mark. */
-export function parseYaml(text: string, file: string): YamlSource {
+/** How much a config file may hold: aliases written, and values once aliases are expanded. */
+export interface YamlBounds { maxAliases: number; maxNodes: number }
+
+/** Defaults of `YamlBounds` (MCP_EDGE_CONFIG_MAX_ALIASES, MCP_EDGE_CONFIG_MAX_NODES override them). */
+export const DEFAULT_YAML_BOUNDS: YamlBounds = { maxAliases: 1000, maxNodes: 100_000 }
+
+/** Parses `text`; a syntax error throws a `ConfigError` at js-yaml's mark, and so does a document over `bounds`. */
+export function parseYaml(text: string, file: string, bounds: YamlBounds = DEFAULT_YAML_BOUNDS): YamlSource {
   let docs: unknown[]
   let events: Event[]
   try {
     events = parseEvents(text, { filename: file })
-    docs = constructFromEvents(events, { source: text, filename: file, schema: SCHEMA })
+    docs = constructFromEvents(events, { source: text, filename: file, schema: SCHEMA, maxAliases: bounds.maxAliases })
   } catch (err) {
-    throw new ConfigError([syntaxProblem(err, file, text)])
+    const problem = syntaxProblem(err, file, text)
+    if (/^aliases exceeded/.test(problem.message)) {
+      problem.message = `more than ${bounds.maxAliases} aliases (*name); raise MCP_EDGE_CONFIG_MAX_ALIASES to allow more`
+    }
+    throw new ConfigError([problem])
+  }
+  if (exceedsNodes(docs[0], bounds.maxNodes)) {
+    throw new ConfigError([{
+      file,
+      path: '',
+      message: `the document holds more than ${bounds.maxNodes} values once its aliases are expanded (an alias bomb?); raise MCP_EDGE_CONFIG_MAX_NODES to allow more`,
+    }])
   }
   if (docs.length === 0 || docs[0] === null || docs[0] === undefined) {
     throw new ConfigError([{ file, line: 1, column: 1, path: '', message: 'the file has no settings (it is empty)' }])
@@ -67,6 +88,23 @@ export function parseYaml(text: string, file: string): YamlSource {
       }
     },
   }
+}
+
+/** True when walking `doc` (aliases expanded, as every later stage walks it) meets more than `max` values; stops at the bound. */
+function exceedsNodes(doc: unknown, max: number): boolean {
+  let budget = max
+  const pending: unknown[] = [doc]
+  while (pending.length > 0) {
+    const node = pending.pop()
+    if (--budget < 0) return true
+    if (Array.isArray(node)) {
+      for (const item of node) pending.push(item)
+    } else if (node !== null && typeof node === 'object') {
+      for (const key in node) pending.push((node as Record<string, unknown>)[key])
+    }
+    if (pending.length > budget) return true
+  }
+  return false
 }
 
 function syntaxProblem(err: unknown, file: string, text: string) {

@@ -4,6 +4,21 @@
  * name in Host); anything else must be listed in the route's `allowed_origins`.
  */
 
+/**
+ * True when the request carries more than one Host header. Node keeps the first and drops the rest,
+ * so the allow-list would check one name while a proxy in front may have routed on another.
+ */
+export function hasDuplicateHost(rawHeaders: readonly string[]): boolean {
+  let seen = false
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue
+    if (seen) return true
+    seen = true
+  }
+  return false
+}
+
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
 const CACHE_LIMIT = 1024
 

@@ -9,6 +9,7 @@ import type { RouteConfig } from '../config/types.ts'
 import type { Caller } from '../wire/caller.ts'
 import { ComponentScopes } from '../registry/component-scopes.ts'
 import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
+import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
 import type { Registry } from '../registry/registry.ts'
 import { StoreUnavailableError, type SessionRecord, type SessionStore } from '../store/store.ts'
 import { serverCapabilities, serverInfo } from './capabilities.ts'
@@ -27,6 +28,7 @@ import type { RequestSink, SessionOutlet } from './sink.ts'
 import { StatelessDispatcher } from './stateless/dispatch.ts'
 import type { Envelope } from './stateless/envelope.ts'
 import type { RequestStateCodec } from './stateless/request-state.ts'
+import { checkInitializeSizes, tooManyHidden } from './session-limits.ts'
 import { negotiateVersion } from '../wire/versions.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
@@ -103,6 +105,7 @@ export class McpEndpoint implements ContextHost {
     if (params.capabilities !== undefined && (typeof params.capabilities !== 'object' || params.capabilities === null)) {
       throw new McpError(RpcCode.InvalidParams, 'params.capabilities must be an object')
     }
+    checkInitializeSizes(params, this.route.limits)
     if ((await this.store.count(this.route.location)) >= this.route.max_sessions) {
       throw new EdgeError('MCP_EDGE_TOO_MANY_SESSIONS', `Too many sessions on ${this.route.location} (max_sessions ${this.route.max_sessions}); retry later`)
     }
@@ -353,7 +356,9 @@ export class McpEndpoint implements ContextHost {
 
   async #setHidden(sessionId: string, kind: ComponentKind, name: string, hidden: boolean): Promise<void> {
     const key = `${kind}:${name}`
-    await this.store.update(sessionId, hidden ? { hide: key } : { show: key })
+    const max = this.route.limits.hidden_components
+    const updated = await this.store.update(sessionId, hidden ? { hide: key, max } : { show: key })
+    if (hidden && updated !== undefined && !updated.hidden.includes(key)) throw tooManyHidden(this.route.limits)
     const list = kind === 'tool' ? 'tools' : kind === 'prompt' ? 'prompts' : 'resources'
     if (this.#listChangedDeclared(list)) this.notifier.notifySession(sessionId, notification(`notifications/${list}/list_changed`))
   }
@@ -373,8 +378,8 @@ export class McpEndpoint implements ContextHost {
       this.logger.warn({ err: error, sessionId: record.id, method: request.method }, 'session store unavailable')
       return errorMessage(request.id, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.rpc, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.message)
     }
-    this.logger.error({ err: error, sessionId: record.id, method: request.method }, 'handler failed')
-    return errorMessage(request.id, RpcCode.InternalError, 'Internal error')
+    const ref = reportFailure(this.logger, error, { sessionId: record.id, method: request.method, requestId: request.id })
+    return errorMessage(request.id, RpcCode.InternalError, internalErrorText(ref))
   }
 }
 

@@ -12,6 +12,7 @@
 import type { Logger } from 'pino'
 import type { BusMessage, RouteBusMessage } from '../store/bus-message.ts'
 import type { Bus, SessionStore } from '../store/store.ts'
+import { ClientAnswerError } from '../wire/errors.ts'
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import { notification } from '../wire/jsonrpc.ts'
 import type { LiveSessions } from './live-sessions.ts'
@@ -114,7 +115,7 @@ export class Notifier {
     const awaiting = this.#live.get(sessionId)?.awaiting.get(String(response.id))
     if (awaiting === undefined) return false
     if ('result' in response) awaiting.resolve(response.result)
-    else awaiting.reject(Object.assign(new Error(response.error.message), { code: response.error.code, data: response.error.data }))
+    else awaiting.reject(new ClientAnswerError(response.error.code, response.error.message, response.error.data))
     return true
   }
 

@@ -6,7 +6,9 @@
  *   args ─► validateInput ─✗─► isError "Invalid arguments: /message must be string"
  *              │ ✓
  *              ▼
- *          callback ─throws─► McpError or aborted: rethrow · ToolError: its content · Error: its message
+ *          callback ─throws─► McpError or aborted: rethrow · ToolError: its content
+ *              │               · the gateway's own EdgeError (no capability, timeout), the client's error answer: its message
+ *              │               · anything else: logged with a reference, "Tool X failed (ref R)" (failure-report.ts)
  *              │ returns
  *              ▼
  *   string → text · array → content · {content: […]} → as is · other object → structuredContent + JSON text
@@ -14,19 +16,21 @@
  *              ▼
  *   validateOutput (when an outputSchema is declared) ─✗─► isError "Tool output did not match its outputSchema: …"
  */
-import { McpError } from '../wire/errors.ts'
+import { ClientAnswerError, EdgeError, McpError } from '../wire/errors.ts'
 import type { RequestContext } from './context.ts'
 import type { CallToolResult, ContentBlock, JsonObject } from '../wire/mcp-types.ts'
 import { isRecord } from './component-checks.ts'
 import { ToolError } from './components.ts'
 import type { ToolEntry } from './entries.ts'
+import { reportFailure, type FailureLog } from './failure-report.ts'
 import { describeErrors } from './json-schema.ts'
 
 /**
- * Calls a tool: an `isError` result for bad arguments, a failing callback or a bad output. Synchronous
- * when the callback is (most tools): no promise and no microtask on the hot path.
+ * Calls a tool: an `isError` result for bad arguments, a failing callback or a bad output; `log` gets
+ * unexpected exceptions. Synchronous when the callback is (most tools): no promise and no microtask
+ * on the hot path.
  */
-export function callTool(entry: ToolEntry, args: unknown, ctx: RequestContext): CallToolResult | Promise<CallToolResult> {
+export function callTool(entry: ToolEntry, args: unknown, ctx: RequestContext, log: FailureLog): CallToolResult | Promise<CallToolResult> {
   const input = args === undefined ? {} : args
   const validateInput = entry.validateInput
   if (!validateInput(input)) return errorResult(`Invalid arguments: ${describeErrors(validateInput.errors)}`)
@@ -34,9 +38,9 @@ export function callTool(entry: ToolEntry, args: unknown, ctx: RequestContext): 
   try {
     value = entry.tool.callback(input as JsonObject, ctx)
   } catch (err) {
-    return failedResult(err, ctx)
+    return failedResult(err, entry, ctx, log)
   }
-  if (isPromiseLike(value)) return Promise.resolve(value).then((settled) => toResult(entry, settled), (err: unknown) => failedResult(err, ctx))
+  if (isPromiseLike(value)) return Promise.resolve(value).then((settled) => toResult(entry, settled), (err: unknown) => failedResult(err, entry, ctx, log))
   return toResult(entry, value)
 }
 
@@ -45,9 +49,15 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 }
 
 /** What a throwing callback becomes; a cancelled request gets no response at all, and an McpError is the tool asking for a protocol error. */
-function failedResult(err: unknown, ctx: RequestContext): CallToolResult {
+function failedResult(err: unknown, entry: ToolEntry, ctx: RequestContext, log: FailureLog): CallToolResult {
   if (err instanceof McpError || ctx.signal.aborted) throw err
-  return thrownResult(err)
+  if (err instanceof ToolError) return toolErrorResult(err)
+  // The gateway's own refusals that reach a tool through ctx (no elicitation capability, the client
+  // can no longer answer, a timeout) are worded for the client; a store outage is not.
+  if (err instanceof EdgeError && err.code !== 'MCP_EDGE_STORE_UNAVAILABLE') return errorResult(err.message)
+  if (err instanceof ClientAnswerError) return errorResult(messageOf(err))
+  const name = entry.tool.name
+  return errorResult(`Tool ${name} failed (ref ${reportFailure(log, err, { tool: name, requestId: ctx.requestId })})`)
 }
 
 function toResult(entry: ToolEntry, value: unknown): CallToolResult {
@@ -83,13 +93,10 @@ function normalise(value: unknown): CallToolResult {
   throw new Error(`unsupported return value of type ${typeof value}`)
 }
 
-function thrownResult(err: unknown): CallToolResult {
-  if (err instanceof ToolError) {
-    const result: CallToolResult = { content: err.content ?? [{ type: 'text', text: messageOf(err) }], isError: true }
-    if (err.structuredContent !== undefined) result.structuredContent = err.structuredContent
-    return result
-  }
-  return errorResult(messageOf(err))
+function toolErrorResult(err: ToolError): CallToolResult {
+  const result: CallToolResult = { content: err.content ?? [{ type: 'text', text: messageOf(err) }], isError: true }
+  if (err.structuredContent !== undefined) result.structuredContent = err.structuredContent
+  return result
 }
 
 function errorResult(text: string): CallToolResult {

@@ -12,10 +12,11 @@
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
-import { EdgeCode, EdgeError, McpError, RpcCode, refusalOf } from '../wire/errors.ts'
+import { EdgeCode, EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { Handler } from '../registry/define-handler.ts'
 import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
+import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { idOf } from '../wire/jsonrpc.ts'
@@ -25,6 +26,7 @@ import { StoreUnavailableError, type SessionStore } from '../store/store.ts'
 import { capConnections, clientErrorHandler, serverTimeouts } from '../edge/connection-guard.ts'
 import { createMetrics } from '../edge/metrics.ts'
 import { openStreamCount } from '../transport/sse.ts'
+import { parseMessageText, UnparsedMessageError } from '../transport/json-text.ts'
 import { replyError } from '../transport/reply-error.ts'
 import { registerStreamableHttp } from '../transport/streamable-http.ts'
 import { registerWebSocket, registerWebSocketSupport } from '../transport/websocket.ts'
@@ -71,6 +73,9 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const { handlers, problems } = await loadHandlers(config.routes)
   if (problems.length > 0) throw new Error(problems.join('\n'))
   const store = options.store ?? createStore(config.store, { logger })
+  if (config.store.type !== 'memory' && config.request_state.key === undefined && !process.env.MCP_EDGE_REQUEST_STATE_KEY) {
+    logger.warn({ store: config.store.type }, 'request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): each process signs requestState with its own random key, so a stateless round that reaches another worker or host is refused as invalid params; give every worker the same key')
+  }
 
   const app = Fastify({
     // Fastify gets no logger of its own: with one it makes (or, with a factory, validates) a child
@@ -87,14 +92,16 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   })
   capConnections(app.server, config.connections, logger)
   app.removeAllContentTypeParsers()
+  const jsonDepth = config.limits.json_depth
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, JSON.parse(body as string))
+      done(null, parseMessageText(body as string, jsonDepth))
     } catch (error) {
-      done(new McpError(RpcCode.ParseError, `Parse error: ${(error as Error).message}`), undefined)
+      done(error as UnparsedMessageError, undefined)
     }
   })
   app.setErrorHandler((error: FastifyError | McpError, request, reply) => {
+    if (error instanceof UnparsedMessageError) return replyError(reply, refusalOf(error), error.id)
     if (error instanceof McpError) return replyError(reply, refusalOf(error))
     if (error instanceof StoreUnavailableError) {
       logger.debug({ err: error, reqId: request.id }, 'session store unavailable')
@@ -111,8 +118,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     // Fastify's other refusals (a malformed request line, …) keep Fastify's status.
     const status = error.statusCode ?? EdgeCode.MCP_EDGE_INTERNAL.status
     if (status < EdgeCode.MCP_EDGE_INTERNAL.status) return replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', error.message, { status }))
-    logger.error({ err: error, reqId: request.id, url: request.url }, 'request failed')
-    return replyError(reply, new EdgeError('MCP_EDGE_INTERNAL'))
+    const ref = reportFailure(logger, error, { reqId: request.id, url: request.url })
+    return replyError(reply, new EdgeError('MCP_EDGE_INTERNAL', internalErrorText(ref)), idOf(request.body))
   })
   app.setNotFoundHandler((request, reply) =>
     replyError(reply, new EdgeError('MCP_EDGE_ROUTE_NOT_FOUND', `Not Found: no MCP route at ${request.url}`)),

@@ -130,7 +130,9 @@ export class ClusterStore implements SessionStore {
           if (error !== null) this.#settle(call, undefined, `cannot reach the cluster primary: ${error.message}`)
         })
       } catch (error) {
-        this.#settle(call, undefined, `cannot reach the cluster primary: ${(error as Error).message}`)
+        // A closed channel reaches the callback; what throws here is a value that cannot be
+        // serialised. That is this call's fault, not an unavailable store.
+        this.#settle(call, undefined, `cannot send ${op} to the cluster primary: ${(error as Error).message}`, false)
       }
     })
   }

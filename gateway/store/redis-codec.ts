@@ -51,15 +51,15 @@ export function decodeRecord(id: string, raw: string): { record: SessionRecord; 
   return { record, version, idleTtlMs }
 }
 
-/** A change as the update script's kind and value arguments. */
-export function encodeChange(change: SessionChange): [string, string] {
-  if ('initialized' in change) return ['i', '']
-  if ('logLevel' in change) return ['l', change.logLevel]
-  if ('subscribe' in change) return ['+s', change.subscribe]
-  if ('unsubscribe' in change) return ['-s', change.unsubscribe]
-  if ('hide' in change) return ['+h', change.hide]
-  if ('upstream' in change) return ['u', `${change.upstream}\n${change.session === null ? '' : JSON.stringify(change.session)}`]
-  return ['-h', change.show]
+/** A change as the update script's kind, value and max arguments (max -1: no bound). */
+export function encodeChange(change: SessionChange): [string, string, number] {
+  if ('initialized' in change) return ['i', '', -1]
+  if ('logLevel' in change) return ['l', change.logLevel, -1]
+  if ('subscribe' in change) return ['+s', change.subscribe, change.max ?? -1]
+  if ('unsubscribe' in change) return ['-s', change.unsubscribe, -1]
+  if ('hide' in change) return ['+h', change.hide, change.max ?? -1]
+  if ('upstream' in change) return ['u', `${change.upstream}\n${change.session === null ? '' : JSON.stringify(change.session)}`, -1]
+  return ['-h', change.show, -1]
 }
 
 /** One event log entry: `<seq> <ms> <stream> <data>` (stream ids hold no spaces). */

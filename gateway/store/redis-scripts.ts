@@ -65,8 +65,9 @@ if not raw then return nil end
 return {redis.call('PTTL', KEYS[1]), raw}`
 
 /**
- * KEYS: s. ARGV: change kind (i, l, +s, -s, +h, -h, u), value, invalidation channel, id → {pttl, record}
- * or nil. The value of `u` is "<upstream>\n<session JSON>", an empty JSON forgetting the upstream.
+ * KEYS: s. ARGV: change kind (i, l, +s, -s, +h, -h, u), value, invalidation channel, id, max (an
+ * addition is skipped when the list holds that many already; -1: no bound) → {pttl, record} or nil.
+ * The value of `u` is "<upstream>\n<session JSON>", an empty JSON forgetting the upstream.
  */
 const update = `${LIB}
 local raw = redis.call('GET', KEYS[1])
@@ -91,7 +92,8 @@ else
     if item == value then at = n break end
   end
   if string.sub(kind, 1, 1) == '+' then
-    if not at then table.insert(items, value) end
+    local max = tonumber(ARGV[5])
+    if not at and (max < 0 or #items < max) then table.insert(items, value) end
   elseif at then
     table.remove(items, at)
   end

@@ -160,8 +160,8 @@ export class RedisStore implements SessionStore {
   }
 
   async update(id: string, change: SessionChange): Promise<SessionRecord | undefined> {
-    const [kind, value] = encodeChange(change)
-    const reply = (await this.#script('mcpEdgeUpdate', this.#key('s', id), kind, value, this.#invalidations, id)) as [number, string] | null
+    const [kind, value, max] = encodeChange(change)
+    const reply = (await this.#script('mcpEdgeUpdate', this.#key('s', id), kind, value, this.#invalidations, id, max)) as [number, string] | null
     if (reply === null) return undefined
     const loaded = this.#loaded(id, reply)
     this.#cache.put(id, loaded)

@@ -5,9 +5,9 @@ import type { SessionChange, SessionRecord, UpstreamSession } from './store.ts'
 export function applyChange(record: SessionRecord, change: SessionChange): void {
   if ('initialized' in change) record.initialized = true
   else if ('logLevel' in change) record.logLevel = change.logLevel
-  else if ('subscribe' in change) addOnce(record.subscriptions, change.subscribe)
+  else if ('subscribe' in change) addOnce(record.subscriptions, change.subscribe, change.max)
   else if ('unsubscribe' in change) removeAll(record.subscriptions, change.unsubscribe)
-  else if ('hide' in change) addOnce(record.hidden, change.hide)
+  else if ('hide' in change) addOnce(record.hidden, change.hide, change.max)
   else if ('show' in change) removeAll(record.hidden, change.show)
   else if ('upstream' in change) setUpstream(record, change.upstream, change.session)
 }
@@ -21,8 +21,8 @@ function setUpstream(record: SessionRecord, name: string, session: UpstreamSessi
   else record.upstreams = upstreams
 }
 
-function addOnce(list: string[], value: string): void {
-  if (!list.includes(value)) list.push(value)
+function addOnce(list: string[], value: string, max = Infinity): void {
+  if (!list.includes(value) && list.length < max) list.push(value)
 }
 
 function removeAll(list: string[], value: string): void {

@@ -41,13 +41,17 @@ export interface UpstreamSession {
   readonly serverInfo: Implementation
 }
 
-/** A change to a session record; the store applies it atomically and tells every worker. */
+/**
+ * A change to a session record; the store applies it atomically and tells every worker. An addition
+ * with `max` is not made when the list already holds `max` other items (the returned record says
+ * whether it was).
+ */
 export type SessionChange =
   | { initialized: true }
   | { logLevel: LogLevel }
-  | { subscribe: string }
+  | { subscribe: string; max?: number }
   | { unsubscribe: string }
-  | { hide: string }
+  | { hide: string; max?: number }
   | { show: string }
   /** Keeps (or, with null, forgets) the session of one upstream. */
   | { upstream: string; session: UpstreamSession | null }

@@ -4,7 +4,7 @@
  * means: the first request must be `initialize`; after it the channel is the session's outlet,
  * every request gets a sink that writes on the channel, and the session ends with the channel.
  *
- *   text ─► JSON (-32700) ─► JSON-RPC shape (-32600) ─► queue (arrival order)
+ *   text ─► depth, JSON (json-text.ts: -32600, -32700) ─► JSON-RPC shape (-32600) ─► queue (arrival order)
  *     ─► no session yet: initialize, or -32600 for any other request
  *     ─► session: request │ notification │ response ─► McpEndpoint ─► sink / outlet ─► channel.send
  *
@@ -24,6 +24,7 @@ import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
 import { isStatelessMethod, type StatelessSink } from '../protocol/stateless/dispatch.ts'
 import { isStateless, META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'
 import { StoreUnavailableError } from '../store/store.ts'
+import { parseMessageText, type UnparsedMessageError } from './json-text.ts'
 
 /** What a session needs from its channel. */
 export interface MessageChannel {
@@ -137,9 +138,10 @@ export class MessageSession {
     if (this.#ended) return
     let body: unknown
     try {
-      body = JSON.parse(text)
+      body = parseMessageText(text, this.#endpoint.route.limits.json_depth)
     } catch (error) {
-      this.send(errorMessage(null, RpcCode.ParseError, `Parse error: ${(error as Error).message}`))
+      const refused = error as UnparsedMessageError
+      this.send(errorMessage(refused.id, refused.code, refused.message))
       return
     }
     let incoming

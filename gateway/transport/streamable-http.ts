@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../edge/access-hook.ts'
-import { OriginPolicy } from '../edge/origin-check.ts'
+import { hasDuplicateHost, OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
@@ -105,6 +105,10 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   // A callback hook, not an async one: it runs on every request, and a promise per request shows in
   // the profile. A hook that has replied does not call `done`.
   app.addHook('onRequest', (request, reply, done) => {
+    if (hasDuplicateHost(request.raw.rawHeaders)) {
+      replyError(reply, new EdgeError('MCP_EDGE_DUPLICATE_HOST'))
+      return
+    }
     if (!policy.allows(request.headers.host, header(request, 'origin'))) {
       replyError(reply, new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN'))
       return

@@ -20,7 +20,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
 import { callerOf } from '../edge/access-hook.ts'
-import { OriginPolicy } from '../edge/origin-check.ts'
+import { hasDuplicateHost, OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { replyError } from './reply-error.ts'
@@ -121,6 +121,9 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     exposeHeadRoute: false,
     config: { mcpWebSocket: true } satisfies WebSocketRouteConfig,
     onRequest: async (request, reply) => {
+      if (hasDuplicateHost(request.raw.rawHeaders)) {
+        return replyError(reply, new EdgeError('MCP_EDGE_DUPLICATE_HOST'))
+      }
       const origin = request.headers.origin
       if (!policy.allows(request.headers.host, Array.isArray(origin) ? origin[0] : origin)) {
         return replyError(reply, new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN'))

@@ -71,6 +71,8 @@ export const EdgeCode = {
   MCP_EDGE_CLIENT_CAPABILITY_MISSING: { status: 400, rpc: ServerError, message: 'The client did not declare the capability' },
   /** Bytes that are not HTTP/1.1. */
   MCP_EDGE_MALFORMED_HTTP: { status: 400, rpc: ServerError, message: 'Bad Request: malformed HTTP' },
+  /** More Host headers than one: which one the allow-list checked would be a guess. */
+  MCP_EDGE_DUPLICATE_HOST: { status: 400, rpc: ServerError, message: 'Bad Request: more than one Host header' },
   // 403 … 431: the request cannot be served as sent.
   /** No credential, or one that fails verification: sent with a Bearer challenge naming the route's metadata. */
   MCP_EDGE_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: this route needs an access token' },
@@ -120,6 +122,21 @@ export class McpError extends Error {
   constructor(code: number, message: string, data?: unknown) {
     super(message)
     this.name = 'McpError'
+    this.code = code
+    this.data = data
+  }
+}
+
+/**
+ * The JSON-RPC error a client answered a server→client request with (elicitation, sampling, roots):
+ * the client's own words, so a tool that lets it through shows them as written.
+ */
+export class ClientAnswerError extends Error {
+  readonly code: number
+  readonly data: unknown
+  constructor(code: number, message: string, data?: unknown) {
+    super(message)
+    this.name = 'ClientAnswerError'
     this.code = code
     this.data = data
   }

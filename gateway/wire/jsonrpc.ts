@@ -22,8 +22,9 @@ export type Incoming =
   | { kind: 'notification'; message: JsonRpcNotification }
   | { kind: 'response'; message: JsonRpcResponse }
 
+// Integers beyond 2^53 cannot be echoed exactly (JSON.parse already rounded them): refused, not altered.
 function isId(value: unknown): value is RequestId {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))
+  return typeof value === 'string' || Number.isSafeInteger(value)
 }
 
 /**
@@ -42,7 +43,7 @@ export function classify(body: unknown): Incoming {
       throw invalid('"params" must be an object')
     }
     if (!('id' in message)) return { kind: 'notification', message: message as unknown as JsonRpcNotification }
-    if (!isId(message.id)) throw invalid('"id" must be a string or an integer')
+    if (!isId(message.id)) throw invalid('"id" must be a string or a safe integer (|id| < 2^53)')
     return { kind: 'request', message: message as unknown as JsonRpcRequest }
   }
   if ('result' in message || 'error' in message) {

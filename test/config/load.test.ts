@@ -22,6 +22,7 @@ const minimalRoute = { location: '/mcp', handler: 'echo.ts', server: { name: 'ec
 t.test('defaults land everywhere', async (t) => {
   const file = writeConfig(t, 'routes:\n  - location: /mcp\n    handler: ./echo.ts\n    server: { name: echo, version: 1.0.0 }\n')
   const config = await loadConfig(file, {})
+  const limits = { json_depth: 128, client_capabilities: 16384, client_info: 4096, subscriptions: 256, uri_length: 2048, hidden_components: 1024 }
   t.same(config, {
     file,
     listen: { host: '127.0.0.1', port: 8080 },
@@ -29,6 +30,7 @@ t.test('defaults land everywhere', async (t) => {
     store: { type: 'memory', event_capacity: 1024, cache_ttl: 90 },
     body_limit: 4194304,
     connections: { header_timeout: 60, body_timeout: 60, max_per_address: 1024 },
+    limits,
     drain_timeout: 10,
     request_state: { ttl: 600 },
     log: {
@@ -72,8 +74,10 @@ t.test('defaults land everywhere', async (t) => {
       tools: { deny: [], rename: {} },
       auth: undefined,
       scopes: { tools: {}, prompts: {}, resources: {}, resource_templates: {} },
+      limits,
     }],
   })
+  t.equal(config.routes[0]?.limits, config.limits, 'every route sees the gateway\'s limits')
 })
 
 t.test('explicit values are kept', async (t) => {

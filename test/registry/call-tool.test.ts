@@ -1,9 +1,14 @@
 import t from 'tap'
-import { McpError, RpcCode } from '../../gateway/wire/errors.ts'
+import { EdgeError, McpError, RpcCode } from '../../gateway/wire/errors.ts'
+import { StoreUnavailableError } from '../../gateway/store/store.ts'
 import { mcp, ToolError, type ToolCallback, type ToolOptions } from '../../gateway/registry/components.ts'
 import { callTool } from '../../gateway/registry/call-tool.ts'
 import { Registry } from '../../gateway/registry/registry.ts'
 import { fakeContext } from './fake-context.ts'
+
+/** What the tool layer logged about unexpected failures. */
+const failures: Array<{ ref: string; err: unknown; tool: string }> = []
+const log = { error: (fields: object) => void failures.push(fields as (typeof failures)[number]) }
 
 const messageSchema = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] }
 
@@ -14,7 +19,7 @@ function entryOf(callback: ToolCallback, options: ToolOptions = {}) {
 }
 
 async function call(callback: ToolCallback, args: unknown = {}, options: ToolOptions = {}) {
-  return callTool(entryOf(callback, options), args, fakeContext())
+  return callTool(entryOf(callback, options), args, fakeContext(), log)
 }
 
 t.test('return-value shortcuts', async (t) => {
@@ -91,20 +96,28 @@ t.test('thrown errors become isError results', async (t) => {
   t.same(await call(() => {
     throw new ToolError('ignored', { content, structuredContent: { retryAfter: 3 } })
   }), { content, isError: true, structuredContent: { retryAfter: 3 } })
-  const plain = await call(async () => {
-    throw new TypeError('boom')
+  // Anything but a ToolError is unexpected: its text stays in the log, the client gets a reference.
+  const boom = new TypeError('boom')
+  for (const thrown of [boom, 'a string', new Error(''), Object.create(null)]) {
+    const result = await call(async () => {
+      throw thrown
+    })
+    const ref = /^Tool t failed \(ref ([\w-]+)\)$/.exec(result.content[0]?.type === 'text' ? result.content[0].text : '')
+    t.ok(ref !== null && result.isError === true, `${String(result.content[0] && 'text' in result.content[0] ? result.content[0].text : '')}`)
+    const logged = failures.find((f) => f.ref === ref?.[1])
+    t.equal(logged?.err, thrown, 'the log has what was thrown, under the same reference')
+    t.equal(logged?.tool, 't', 'and the tool')
+  }
+  t.equal(new Set(failures.map((f) => f.ref)).size, failures.length, 'each failure its own reference')
+
+  const refusal = new EdgeError('MCP_EDGE_CLIENT_CAPABILITY_MISSING', 'the client did not declare elicitation')
+  t.same(await call(() => {
+    throw refusal
+  }), { content: [{ type: 'text', text: 'the client did not declare elicitation' }], isError: true }, "the gateway's own refusal through ctx, as written")
+  const outage = await call(() => {
+    throw new StoreUnavailableError('redis: Command timed out')
   })
-  t.same(plain, { content: [{ type: 'text', text: 'boom' }], isError: true })
-  t.notMatch(JSON.stringify(plain), /at .*\.ts/, 'no stack')
-  t.same(await call(() => {
-    throw 'a string'
-  }), { content: [{ type: 'text', text: 'a string' }], isError: true })
-  t.same(await call(() => {
-    throw new Error('')
-  }), { content: [{ type: 'text', text: 'Error' }], isError: true }, 'never empty text')
-  t.same(await call(() => {
-    throw Object.create(null)
-  }), { content: [{ type: 'text', text: 'Tool failed' }], isError: true }, 'even a throw that cannot be stringified')
+  t.match(outage, { content: [{ text: /^Tool t failed \(ref [\w-]+\)$/ }], isError: true }, 'a store outage names no backend')
 })
 
 t.test('McpError and cancellation propagate', async (t) => {
@@ -117,19 +130,19 @@ t.test('McpError and cancellation propagate', async (t) => {
     controller.abort()
     throw ctx.signal.reason
   })
-  await t.rejects(async () => callTool(entry, {}, fakeContext(controller)), { name: 'AbortError' })
+  await t.rejects(async () => callTool(entry, {}, fakeContext(controller), log), { name: 'AbortError' })
 })
 
 t.test('a synchronous callback gives its result synchronously; an async one a promise', async (t) => {
-  const sync = callTool(entryOf(() => 'now'), {}, fakeContext())
+  const sync = callTool(entryOf(() => 'now'), {}, fakeContext(), log)
   t.notOk(sync instanceof Promise, 'no promise on the hot path')
   t.same(sync, { content: [{ type: 'text', text: 'now' }] })
-  const later = callTool(entryOf(async () => 'later'), {}, fakeContext())
+  const later = callTool(entryOf(async () => 'later'), {}, fakeContext(), log)
   t.ok(later instanceof Promise)
   t.same(await later, { content: [{ type: 'text', text: 'later' }] })
   const failing = callTool(entryOf(async () => {
-    throw new Error('broke')
-  }), {}, fakeContext())
+    throw new ToolError('broke')
+  }), {}, fakeContext(), log)
   t.same(await failing, { content: [{ type: 'text', text: 'broke' }], isError: true }, 'a rejected promise is an isError result')
 })
 
@@ -139,6 +152,6 @@ t.test('the callback gets the context', async (t) => {
   await callTool(entryOf((_args, c) => {
     seen = c
     return ''
-  }), {}, ctx)
+  }), {}, ctx, log)
   t.equal(seen, ctx)
 })

@@ -151,6 +151,18 @@ export function storeContract(t: Test, name: string, makeStore: MakeStore): void
       t.same(await store.get('s1'), { ...sessionRecord('s1'), logLevel: 'info', subscriptions: ['file:///x'] }, 'the record is as before')
     })
 
+    t.test('an addition with max is skipped once the list is full, even when many race', async (t) => {
+      const store = await fresh(t)
+      await store.create(sessionRecord('s1'), HOUR_MS)
+      const uris = Array.from({ length: 10 }, (_, i) => `file:///${i}`)
+      await Promise.all(uris.map((uri) => store.update('s1', { subscribe: uri, max: 3 })))
+      t.equal((await store.get('s1'))?.subscriptions.length, 3, 'three of ten concurrent subscribes kept')
+      const held = (await store.get('s1'))!.subscriptions[0]!
+      t.equal((await store.update('s1', { subscribe: held, max: 3 }))?.subscriptions.length, 3, 'a held one is still held')
+      await Promise.all(['a', 'b', 'c'].map((name) => store.update('s1', { hide: `tool:${name}`, max: 2 })))
+      t.equal((await store.get('s1'))?.hidden.length, 2, 'hidden set bounded the same way')
+    })
+
     t.test('delete ends the session; a second delete reports it gone', async (t) => {
       const store = await fresh(t)
       await store.create(sessionRecord('s1'), HOUR_MS)

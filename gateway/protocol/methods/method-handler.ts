@@ -5,6 +5,8 @@
  */
 import type { ComponentScopes } from '../../registry/component-scopes.ts'
 import type { RequestContext } from '../../registry/context.ts'
+import type { LimitsConfig } from '../../config/types.ts'
+import type { FailureLog } from '../../registry/failure-report.ts'
 import type { Registry } from '../../registry/registry.ts'
 import type { RouteEvent } from '../../registry/route-server-api.ts'
 import type { SessionRecord, SessionStore } from '../../store/store.ts'
@@ -19,6 +21,10 @@ export interface MethodHost {
   readonly scopes: ComponentScopes | undefined
   /** Tells the handler module's listeners (resources/subscribe, …). */
   emit(event: RouteEvent, record: SessionRecord, params: JsonObject): void
+  /** The bounds on what a session may keep (subscriptions). */
+  readonly route: { readonly limits: LimitsConfig }
+  /** Where a handler's unexpected failures are logged (with the reference the client sees). */
+  readonly logger: FailureLog
 }
 
 /**

@@ -3,6 +3,7 @@ import { McpError, RpcCode } from '../../wire/errors.ts'
 import { readResource } from '../../registry/read-resource.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
 import type { MethodTable } from './method-handler.ts'
+import { checkSubscriptionUri, tooManySubscriptions } from '../session-limits.ts'
 import { checkScopes, cursorOf, hiddenOf } from './params.ts'
 
 function uriOf(params: JsonObject, method: string): string {
@@ -35,7 +36,10 @@ export const resourceMethods: MethodTable = {
 export const subscriptionMethods: MethodTable = {
   'resources/subscribe': async (host, record, params) => {
     const uri = uriOf(params, 'resources/subscribe')
-    await host.store.update(record.id, { subscribe: uri })
+    const limits = host.route.limits
+    checkSubscriptionUri(uri, limits)
+    const updated = await host.store.update(record.id, { subscribe: uri, max: limits.subscriptions })
+    if (updated !== undefined && !updated.subscriptions.includes(uri)) throw tooManySubscriptions(limits)
     host.emit('resources/subscribe', record, params)
     return {}
   },

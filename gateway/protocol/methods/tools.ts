@@ -16,6 +16,6 @@ export const toolMethods: MethodTable = {
       throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
     }
     checkScopes(host, ctx.caller, 'tool', name)
-    return callTool(entry, params.arguments, ctx)
+    return callTool(entry, params.arguments, ctx, host.logger)
   },
 }

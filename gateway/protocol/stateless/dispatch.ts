@@ -14,6 +14,7 @@ import type { RouteConfig } from '../../config/types.ts'
 import type { Registry } from '../../registry/registry.ts'
 import { EdgeCode, McpError, RpcCode, refusalOf } from '../../wire/errors.ts'
 import type { Caller } from '../../wire/caller.ts'
+import { internalErrorText, reportFailure } from '../../registry/failure-report.ts'
 import type { SessionRecord } from '../../store/store.ts'
 import type { JsonRpcRequest } from '../../wire/jsonrpc.ts'
 import { errorMessage, notification, resultMessage } from '../../wire/jsonrpc.ts'
@@ -25,6 +26,7 @@ import { StatelessRequestContext, type StatelessHost } from './context.ts'
 import { META_SERVER_INFO, STATELESS_VERSIONS, type Envelope } from './envelope.ts'
 import { META_SUBSCRIPTION_ID, type ListenRegistry, type SubscriptionFilter } from './listen.ts'
 import { paramsDigest, type RequestStateCodec } from './request-state.ts'
+import { checkListenSubscriptions } from '../session-limits.ts'
 
 /** Methods a stateless request may use beyond discover and listen; the rest are removed in 2026-07-28. */
 const SHARED_METHODS: ReadonlySet<string> = new Set([
@@ -95,8 +97,9 @@ export class StatelessDispatcher {
     try {
       ctx = this.#context(request, envelope, params, sink, caller)
     } catch (error) {
-      const rpc = error as McpError
-      sink.respond(errorMessage(request.id, rpc.code, rpc.message, rpc.data), refusalOf(rpc).status)
+      // Only McpErrors say something the client may read; anything else is this gateway's fault.
+      if (!(error instanceof McpError)) throw error
+      sink.respond(errorMessage(request.id, error.code, error.message, error.data), refusalOf(error).status)
       return undefined
     }
     let outcome: JsonObject | Promise<JsonObject>
@@ -187,8 +190,8 @@ export class StatelessDispatcher {
 
   #fail(request: JsonRpcRequest, error: unknown, sink: StatelessSink): void {
     if (!(error instanceof McpError)) {
-      this.#endpoint.logger.error({ err: error, method: request.method }, 'handler failed')
-      sink.respond(errorMessage(request.id, RpcCode.InternalError, 'Internal error'))
+      const ref = reportFailure(this.#endpoint.logger, error, { method: request.method, requestId: request.id })
+      sink.respond(errorMessage(request.id, RpcCode.InternalError, internalErrorText(ref)))
       return
     }
     // 2026-07-28 reports an unknown resource as invalid params (SEP-2164).
@@ -205,7 +208,15 @@ export class StatelessDispatcher {
     if (asked.promptsListChanged === true && caps.prompts !== false && caps.prompts.list_changed) honoured.promptsListChanged = true
     if (asked.resourcesListChanged === true && caps.resources !== false && caps.resources.list_changed) honoured.resourcesListChanged = true
     if (Array.isArray(asked.resourceSubscriptions) && caps.resources !== false && caps.resources.subscribe) {
-      honoured.resourceSubscriptions = asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === 'string')
+      const uris = asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === 'string')
+      try {
+        checkListenSubscriptions(uris, this.#endpoint.route.limits)
+      } catch (error) {
+        const rpc = error as McpError
+        sink.respond(errorMessage(request.id, rpc.code, rpc.message), refusalOf(rpc).status)
+        return
+      }
+      honoured.resourceSubscriptions = uris
     }
     const subscriptionId = request.id
     const meta = { [META_SUBSCRIPTION_ID]: subscriptionId }

@@ -8,7 +8,7 @@
  *   state = base64url(JSON payload) "." base64url(HMAC(key, payload))
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { McpError, RpcCode } from '../../wire/errors.ts'
+import { EdgeError, McpError, RpcCode } from '../../wire/errors.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
 
 export interface RequestStatePayload {
@@ -92,7 +92,14 @@ function invalid(message: string): McpError {
   return new McpError(RpcCode.InvalidParams, `Invalid requestState: ${message}`)
 }
 
-/** The codec a gateway's config asks for: its key, else MCP_EDGE_REQUEST_STATE_KEY, else a random one. */
+/**
+ * The codec a gateway's config asks for: its key, else MCP_EDGE_REQUEST_STATE_KEY, else a random one.
+ * A key under 16 characters is refused (config loading refuses it first, with its file).
+ */
 export function codecFromConfig(config: { key?: string; ttl: number }, env: NodeJS.ProcessEnv = process.env): RequestStateCodec {
-  return new RequestStateCodec(config.key ?? env.MCP_EDGE_REQUEST_STATE_KEY, config.ttl)
+  const key = config.key ?? env.MCP_EDGE_REQUEST_STATE_KEY
+  if (key !== undefined && key !== '' && key.length < 16) {
+    throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `the requestState key has ${key.length} characters; it needs at least 16`)
+  }
+  return new RequestStateCodec(key, config.ttl)
 }
