@@ -21,7 +21,7 @@ t.test('300 resumptions with invented event ids: each refused at once', async (t
   const bodies = await Promise.all(answers.map((answer) => answer.text()))
   t.same([...statuses], [404], 'every one 404')
   t.match(JSON.parse(bodies[0]!), { jsonrpc: '2.0', error: { code: -32602 } }, 'with a JSON-RPC error')
-  t.ok(elapsed < 15_000, `all answered, none held ( (${Math.round(elapsed)} ms)`)
+  t.ok(elapsed < 15_000, `all answered, none held (${Math.round(elapsed)} ms on a loaded machine)`)
 })
 
 t.test('followers per session are capped: over max_followers, 429 with -32000; a closed one frees its place', async (t) => {
