@@ -210,7 +210,7 @@ export class PoolChild {
       await this.#write({ jsonrpc: '2.0', method: 'notifications/initialized' })
       this.state = 'ready'
       this.readySince = Date.now()
-      this.#log.info({ pid: this.pid, protocolVersion: result.protocolVersion }, 'stdio upstream child ready')
+      this.#log.info({ childPid: this.pid, protocolVersion: result.protocolVersion }, 'stdio upstream child ready')
       this.#armIdle(pool.idle_timeout * 1000)
       if (pool.ping_interval > 0) this.#pingTimer = setInterval(() => this.#ping(), pool.ping_interval * 1000).unref()
       return result
@@ -281,7 +281,7 @@ export class PoolChild {
       default:
         // What concerns every client of the server: its lists changed, its log.
         if (method === 'notifications/message' || method.endsWith('/list_changed')) for (const session of this.sessions) session.deliver(message)
-        else this.#log.debug({ pid: this.pid, method }, 'stdio upstream notification with no session to go to; dropped')
+        else this.#log.debug({ childPid: this.pid, method }, 'stdio upstream notification with no session to go to; dropped')
     }
   }
 
@@ -296,7 +296,7 @@ export class PoolChild {
       return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${CAPABILITY_OF[request.method]} capability` } })
     }
     if (refusal !== undefined) {
-      this.#log.warn({ pid: this.pid, method: request.method }, 'stdio upstream request refused: ambiguous on a shared child')
+      this.#log.warn({ childPid: this.pid, method: request.method }, 'stdio upstream request refused: ambiguous on a shared child')
       return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.InternalError, message: `mcp-edge: ${refusal}` } })
     }
     const inboundId = ++this.#nextInbound
@@ -390,7 +390,7 @@ export class PoolChild {
 
   #junk(what: string, value: unknown): void {
     if (this.#process?.warnings.allow(this.#log, this.pid) === false) return
-    this.#log.warn({ pid: this.pid, head: JSON.stringify(value)?.slice(0, 200) }, `stdio upstream sent ${what}; dropped`)
+    this.#log.warn({ childPid: this.pid, head: JSON.stringify(value)?.slice(0, 200) }, `stdio upstream sent ${what}; dropped`)
   }
 
   #die(reason: string, unexpected: boolean): void {
@@ -398,8 +398,8 @@ export class PoolChild {
     this.state = 'gone'
     clearTimeout(this.#idleTimer)
     clearInterval(this.#pingTimer)
-    if (unexpected) this.#log.warn({ pid: this.pid, reason }, 'stdio upstream child lost')
-    else this.#log.info({ pid: this.pid, reason }, 'stdio upstream child stopped')
+    if (unexpected) this.#log.warn({ childPid: this.pid, reason }, 'stdio upstream child lost')
+    else this.#log.info({ childPid: this.pid, reason }, 'stdio upstream child stopped')
     const internal = [...this.#outbound.values()].filter((outbound) => outbound.internal !== undefined)
     this.#outbound.clear()
     this.#busy.clear()

@@ -4,7 +4,7 @@
  * framed into bounded lines for the gateway's log.
  *
  *   spawn (detached: own process group) ─► stdout ─► LineSplitter(max_message_size) ─► JSON.parse ─► onmessage
- *                                         stderr ─► LineSplitter(2 KiB, truncating) ─► log.info({ upstream, pid, stderr })
+ *                                         stderr ─► LineSplitter(2 KiB, truncating) ─► log.info({ upstream, childPid, stderr })
  *   stop ─► end stdin ─► wait ─► SIGTERM to the group ─► wait ─► SIGKILL to the group (until the group is empty)
  *
  * A process group outlives its leader when a grandchild keeps running, so every stop, and every
@@ -54,7 +54,7 @@ export class WarnBudget {
   allow(log: Logger, pid: number | undefined): boolean {
     const now = Date.now()
     if (now - this.#windowStart >= 60_000) {
-      if (this.#suppressed > 0) log.warn({ pid, suppressed: this.#suppressed }, 'stdio upstream: warnings about bad output left out in the last minute')
+      if (this.#suppressed > 0) log.warn({ childPid: pid, suppressed: this.#suppressed }, 'stdio upstream: warnings about bad output left out in the last minute')
       this.#windowStart = now
       this.#used = 0
       this.#suppressed = 0
@@ -112,15 +112,15 @@ export class StdioChildProcess {
       headBytes: 200,
       onLine: (line) => this.#line(line),
       onOversize: (head, bytes) => {
-        if (this.warnings.allow(this.#log, this.pid)) this.#log.warn({ pid: this.pid, bytes, head }, 'stdio upstream wrote a line over max_message_size; dropped')
+        if (this.warnings.allow(this.#log, this.pid)) this.#log.warn({ childPid: this.pid, bytes, head }, 'stdio upstream wrote a line over max_message_size; dropped')
       },
     })
     child.stdout!.on('data', (chunk: Buffer) => stdout.push(chunk))
     const stderr = new LineSplitter({
       maxBytes: STDERR_LINE_MAX,
       headBytes: STDERR_LINE_MAX,
-      onLine: (line) => this.#log.info({ pid: this.pid, stderr: line }),
-      onOversize: (head, bytes) => this.#log.info({ pid: this.pid, stderr: head, truncated: true, bytes }),
+      onLine: (line) => this.#log.info({ childPid: this.pid, stderr: line }),
+      onOversize: (head, bytes) => this.#log.info({ childPid: this.pid, stderr: head, truncated: true, bytes }),
     })
     child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk))
     child.stderr!.once('end', () => stderr.end())
@@ -142,7 +142,7 @@ export class StdioChildProcess {
     return new Promise((resolve, reject) => {
       child.once('spawn', () => {
         child.removeAllListeners('error')
-        child.on('error', (error) => spec.log.warn({ pid: child.pid, err: error.message }, 'stdio upstream process error'))
+        child.on('error', (error) => spec.log.warn({ childPid: child.pid, err: error.message }, 'stdio upstream process error'))
         resolve(new StdioChildProcess(child, spec))
       })
       child.once('error', (error) => reject(new Error(`could not start ${program}: ${error.message}`)))
@@ -180,7 +180,7 @@ export class StdioChildProcess {
       await delay(25)
       if (!signalGroup(this.pid, 0)) return this.#gone()
     }
-    this.#log.warn({ pid: this.pid }, 'stdio upstream ignored SIGTERM; killing its process group')
+    this.#log.warn({ childPid: this.pid }, 'stdio upstream ignored SIGTERM; killing its process group')
     signalGroup(this.pid, 'SIGKILL')
     // Bounded: a zombie still answers signal 0 until whoever adopted it reaps it.
     for (let waited = 0; waited < graceMs && signalGroup(this.pid, 0); waited += 10) await delay(10)
@@ -202,7 +202,7 @@ export class StdioChildProcess {
     try {
       message = sjson.parse(line, undefined, { protoAction: 'remove', constructorAction: 'remove' })
     } catch {
-      if (this.warnings.allow(this.#log, this.pid)) this.#log.warn({ pid: this.pid, head: line.slice(0, 200) }, 'stdio upstream wrote a line that is not JSON; dropped')
+      if (this.warnings.allow(this.#log, this.pid)) this.#log.warn({ childPid: this.pid, head: line.slice(0, 200) }, 'stdio upstream wrote a line that is not JSON; dropped')
       return
     }
     this.onmessage?.(message)

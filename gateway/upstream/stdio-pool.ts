@@ -230,7 +230,7 @@ export class StdioPool implements PoolHost {
       group.failures++
       const waitMs = Math.min(this.#backoff.initialMs * 2 ** (group.failures - 1), this.#backoff.maxMs)
       group.retryAt = now + waitMs
-      this.#log.warn({ pid: child.pid, failures: group.failures, retryInMs: waitMs }, 'stdio upstream child failed; restarting with backoff')
+      this.#log.warn({ childPid: child.pid, failures: group.failures, retryInMs: waitMs }, 'stdio upstream child failed; restarting with backoff')
     }
     if (this.#closed) return
     if (group.key === '*' && group.children.length < this.config.pool.min) this.#keepMin(group)

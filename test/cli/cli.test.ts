@@ -135,7 +135,7 @@ t.test('check', { jobs: 4 }, async (t) => {
   t.test('the shipped config/gateway.yaml is ok', async (t) => {
     const result = await run(['check', '--config', 'config/gateway.yaml'])
     t.equal(result.code, 0, 'exit 0', { stderr: result.stderr })
-    t.equal(result.stdout, `ok: ${join(ROOT, 'config/gateway.yaml')} (2 routes, 3 tools)\n`)
+    t.equal(result.stdout, `ok: ${join(ROOT, 'config/gateway.yaml')} (3 routes, 5 tools)\n`)
     t.equal(result.stderr, '')
   })
 
@@ -143,7 +143,7 @@ t.test('check', { jobs: 4 }, async (t) => {
     t.equal(DEFAULT_CONFIG_FILE, 'config/gateway.yaml')
     const result = await run(['check'])
     t.equal(result.code, 0, 'exit 0', { stderr: result.stderr })
-    t.equal(result.stdout, `ok: ${join(ROOT, 'config/gateway.yaml')} (2 routes, 3 tools)\n`)
+    t.equal(result.stdout, `ok: ${join(ROOT, 'config/gateway.yaml')} (3 routes, 5 tools)\n`)
     const elsewhere = await run(['check'], {}, 60_000, tmp)
     t.equal(elsewhere.code, 2, 'exit 2 where there is no config/gateway.yaml')
     t.match(elsewhere.stderr, `${join(tmp, 'config/gateway.yaml')}: cannot read the config file`)

@@ -15,7 +15,7 @@ export const everythingServer = fileURLToPath(new URL('../../node_modules/@model
 
 interface Teardown { teardown(fn: () => unknown): void }
 
-export interface LogLine { level: number; msg?: string; upstream?: string; pid?: number; stderr?: string; truncated?: boolean; [key: string]: unknown }
+export interface LogLine { level: number; msg?: string; upstream?: string; childPid?: number; stderr?: string; truncated?: boolean; [key: string]: unknown }
 
 /** A pool of the echo fixture (or `input.command`); its log lines land in `logs`; closed at teardown. */
 export function poolFor(

@@ -96,7 +96,7 @@ t.test('a crash fails the requests in flight cleanly; restarts wait with backoff
   await lone.callTool('crash').catch(() => undefined)
   const second = await lone.callTool('echo', { marker: 'too soon' }).catch((error: unknown) => error)
   t.match(second, { message: /failed 2 times in a row; next start in (5\d\d|6\d\d) ms/ }, 'the wait doubles')
-  t.ok(logs.some((line) => line.msg === 'stdio upstream child failed; restarting with backoff' && line.pid === pid))
+  t.ok(logs.some((line) => line.msg === 'stdio upstream child failed; restarting with backoff' && line.childPid === pid))
 })
 
 t.test('a child that cannot start: the error says so, and restarts back off', async (t) => {
@@ -123,7 +123,7 @@ t.test('a child that stops answering pings is replaced', async (t) => {
   await sleep(150) // the first failure's backoff
   const next = answer<Echo>(await client.callTool('echo', { marker: 'fresh' }))
   t.not(next.pid, family.pid, 'a new child serves the session')
-  t.ok(logs.some((line) => line.msg === 'stdio upstream child lost' && line.pid === family.pid))
+  t.ok(logs.some((line) => line.msg === 'stdio upstream child lost' && line.childPid === family.pid))
 })
 
 t.test('malformed JSON, an oversize line and answers to unknown ids disturb no session', async (t) => {
@@ -150,7 +150,7 @@ t.test('stderr lines reach the log with the upstream name, long ones truncated',
   const pid = answer<Echo>(await client.callTool('echo', { marker: 'x' })).pid
   await eventually(() => logs.some((line) => line.truncated === true))
   const started = logs.find((line) => line.stderr === `echo-fixture started ${pid}`)
-  t.match(started, { upstream: 'echo', pid, level: 30 })
+  t.match(started, { upstream: 'echo', childPid: pid, level: 30 })
   const long = logs.find((line) => line.truncated === true)!
   t.equal(long.stderr?.length, STDERR_LINE_MAX)
   t.equal(long.bytes, 5000)
