@@ -176,6 +176,26 @@ export const SCENARIOS: Scenario[] = [
     upcoming: true,
   },
   {
+    name: 'edge-proxy-stdio',
+    label: 'tools/call through a stdio upstream (proxy route, 1 session)',
+    group: 'mcp-edge',
+    // A transparent proxy route (no handler, no prefix) in front of servers/stdio-echo.mjs, which
+    // answers the same `echo: …` at once: the row measures the proxy and the stdio pool.
+    server: {
+      kind: 'edge',
+      route: {
+        handler: undefined,
+        prefix: 'never',
+        upstreams: [{ name: 'echo', command: ['node', path.join(ROOT, 'bench/servers/stdio-echo.mjs')] }],
+      },
+    },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+    unavailable: () => (existsSync(path.join(ROOT, 'gateway/upstream/stdio-pools.ts')) ? undefined : 'the gateway has no stdio upstreams yet'),
+    upcoming: true,
+  },
+  {
     name: 'edge-redis',
     label: 'mcp-edge tools/call, redis store',
     group: 'mcp-edge',
