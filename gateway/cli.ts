@@ -21,6 +21,7 @@ import { scaffold } from './init/scaffold.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { buildEndpoint } from './server/route-endpoint.ts'
 import { loadHandlers, startGateway } from './server/server.ts'
+import { createLogger } from './log/logger.ts'
 import { serveRouteOverStdio, StdioStartError } from './server/stdio.ts'
 import { MemoryStore } from './store/memory.ts'
 
@@ -124,7 +125,8 @@ async function start(file: string): Promise<number> {
   const exposed = openRouteWarning(config)
   // Once per start: the primary warns, its workers (which run this same command) do not.
   if (exposed !== undefined && cluster.isPrimary) {
-    pino({ level: config.log.level, base: { pid: process.pid } }).warn({ host: exposed.host, routes: exposed.routes }, exposed.message)
+    // Synchronous: one line, before anything else is logged.
+    createLogger({ ...config.log, buffer: 0 }).warn({ host: exposed.host, routes: exposed.routes }, exposed.message)
   }
   if (needsPrimary(config)) {
     return startCluster(config).then(() => EXIT_OK, (error: unknown) => {
