@@ -1,0 +1,123 @@
+/**
+ * tools/call through a proxy route to an mcp-edge upstream over HTTP (keep-alive, upstream sessions
+ * pooled per downstream session), next to the same tool served locally by the same gateway and the
+ * upstream called directly. Two gateway processes: the upstream (handlers/bench.ts at /mcp) and the
+ * gateway under test (a proxy route /proxy to it, and /local with the same handler). The runner's
+ * clients (the project's McpClient, one call in flight per session) check every answer.
+ *
+ *   node --import tsx bench/proxy.ts                # 5 s per row after 1 s of warm-up, 20 sessions
+ *   BENCH_DURATION=10 BENCH_SESSIONS=50 node --import tsx bench/proxy.ts
+ *
+ * Per row: calls/s, p50 and p99, and the gateway's CPU per call (utime + stime of its process over
+ * the measured run, from /proc). The proxy's row counts only the proxy process; the upstream's work is
+ * the upstream's. Then: CPU per proxied call ÷ CPU per local call (target ≤ 1.5), the p50 the proxy
+ * adds to a direct call, and the upstream's initialize count (from its /metrics) against the number
+ * of sessions (target: one per session, none per call).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { McpClient, StreamableHttpTransport } from '../gateway/client/index.ts'
+import { freePort } from '../test/fixtures/waiting.ts'
+import { pinned, pinSelfToLoadCore, SERVER_CORES } from './cpu.ts'
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const handler = fileURLToPath(new URL('./handlers/bench.ts', import.meta.url))
+const durationS = Number(process.env.BENCH_DURATION ?? 5)
+const sessions = Number(process.env.BENCH_SESSIONS ?? 20)
+
+interface Row { name: string; callsPerS: number; p50Ms: number; p99Ms: number; cpuUsPerCall: number; errors: number }
+
+function processCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100
+}
+
+async function gateway(routes: object[]): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort()
+  const config = { listen: { host: '127.0.0.1', port }, log: { level: 'warn' }, routes }
+  const [command, args] = pinned(SERVER_CORES, process.execPath, ['--conditions=mcp-edge-source', '--import', 'tsx', 'bench/servers/edge.ts'])
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, BENCH_EDGE_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const url = `http://127.0.0.1:${port}`
+  for (let tries = 0; tries < 600; tries++) {
+    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return { url, child }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error('a gateway did not start')
+}
+
+async function drive(name: string, url: string, pid: number): Promise<Row> {
+  const clients = await Promise.all(Array.from({ length: sessions }, async () => {
+    const client = new McpClient(new StreamableHttpTransport({ url, standaloneStream: false }))
+    await client.initialize()
+    return client
+  }))
+  const run = async (ms: number, latencies?: number[]): Promise<{ calls: number; errors: number }> => {
+    const until = Date.now() + ms
+    let calls = 0
+    let errors = 0
+    await Promise.all(clients.map(async (client, i) => {
+      while (Date.now() < until) {
+        const message = `s${i}-${calls}`
+        const started = performance.now()
+        try {
+          const result = await client.callTool('echo', { message })
+          if ((result.content[0] as { text: string }).text !== `echo: ${message}`) errors++
+        } catch {
+          errors++
+        }
+        latencies?.push(performance.now() - started)
+        calls++
+      }
+    }))
+    return { calls, errors }
+  }
+  await run(1000)
+  const latencies: number[] = []
+  const cpuBefore = processCpuUs(pid)
+  const started = performance.now()
+  const { calls, errors } = await run(durationS * 1000, latencies)
+  const elapsedS = (performance.now() - started) / 1000
+  const cpuUs = processCpuUs(pid) - cpuBefore
+  await Promise.all(clients.map((client) => client.close()))
+  latencies.sort((a, b) => a - b)
+  const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!
+  return { name, callsPerS: calls / elapsedS, p50Ms: at(0.5), p99Ms: at(0.99), cpuUsPerCall: cpuUs / calls, errors }
+}
+
+async function initializeCount(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text()
+  let count = 0
+  for (const line of text.split('\n')) if (line.startsWith('mcp_edge_requests_total') && line.includes('method="initialize"')) count += Number(line.split(' ').pop())
+  return count
+}
+
+pinSelfToLoadCore()
+const upstream = await gateway([{ location: '/mcp', handler, server: { name: 'upstream', version: '1' } }])
+const edge = await gateway([
+  { location: '/local', handler, server: { name: 'local', version: '1' } },
+  { location: '/proxy', server: { name: 'proxy', version: '1' }, upstreams: [{ name: 'up', url: `${upstream.url}/mcp`, health_interval: 3600 }], prefix: 'never' },
+])
+try {
+  const direct = await drive('upstream called directly', `${upstream.url}/mcp`, upstream.child.pid!)
+  const local = await drive('local tools/call on the gateway', `${edge.url}/local`, edge.child.pid!)
+  const before = await initializeCount(upstream.url)
+  const rows = [
+    direct,
+    local,
+    await drive('tools/call through a proxy route to an mcp-edge upstream over HTTP (keep-alive, pooled)', `${edge.url}/proxy`, edge.child.pid!),
+  ]
+  // Every proxied session initialized its upstream session once, plus the probe's one.
+  const proxiedInitializes = (await initializeCount(upstream.url)) - before - sessions
+  const proxied = rows[2]!
+  console.log(`| Row | calls/s | p50 ms | p99 ms | gateway CPU µs/call | errors |\n|---|---|---|---|---|---|`)
+  for (const row of rows) console.log(`| ${row.name} | ${row.callsPerS.toFixed(0)} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${row.cpuUsPerCall.toFixed(0)} | ${row.errors} |`)
+  console.log(`\n${sessions} sessions, one call in flight each, ${durationS} s per row`)
+  console.log(`CPU per proxied call ÷ CPU per local call: ${(proxied.cpuUsPerCall / local.cpuUsPerCall).toFixed(2)}× (target ≤ 1.5×)`)
+  console.log(`p50 added by the proxy hop (proxied − direct): ${(proxied.p50Ms - direct.p50Ms).toFixed(2)} ms`)
+  console.log(`upstream initialize calls for ${sessions} proxied sessions and ${Math.round(proxied.callsPerS * durationS)}+ calls: ${proxiedInitializes + sessions} (${sessions} sessions + ${proxiedInitializes} more; target: 0 more)`)
+} finally {
+  upstream.child.kill('SIGTERM')
+  edge.child.kill('SIGTERM')
+}
