@@ -306,8 +306,11 @@ export class StreamableHttpTransport implements Transport {
     const { timeoutMs, requestId } = options
     const timer = new AbortController()
     const timeout = timeoutMs === undefined ? undefined : setTimeout(() => timer.abort(TIMEOUT), timeoutMs)
+    // A request's POST has no timer of its own (its request's timeout ends it): no combined signal,
+    // which costs more than the rest of the exchange's bookkeeping.
+    const combined = timeout === undefined ? signal : AbortSignal.any([signal, timer.signal])
     try {
-      return await this.#fetch(this.#url, { method, headers: this.#headers(headers), body: options.body, signal: AbortSignal.any([signal, timer.signal]) })
+      return await this.#fetch(this.#url, { method, headers: this.#headers(headers), body: options.body, signal: combined })
     } catch (error) {
       if (timer.signal.aborted) throw new TimeoutError(`${method} ${this.#url} sent no response head within ${timeoutMs} ms`, timeoutMs!, { requestId })
       const cause = (error as { cause?: { code?: string; message?: string } }).cause
