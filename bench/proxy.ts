@@ -37,7 +37,7 @@ function processCpuUs(pid: number): number {
 async function gateway(routes: object[]): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
   const config = { listen: { host: '127.0.0.1', port }, log: { level: 'warn' }, routes }
-  const [command, args] = pinned(SERVER_CORES, process.execPath, ['--conditions=mcp-edge-source', '--import', 'tsx', 'bench/servers/edge.ts'])
+  const [command, args] = pinned(SERVER_CORES, process.execPath, [...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF]), '--conditions=mcp-edge-source', '--import', 'tsx', 'bench/servers/edge.ts'])
   const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, BENCH_EDGE_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'ignore', 'inherit'] })
   const url = `http://127.0.0.1:${port}`
   for (let tries = 0; tries < 600; tries++) {
