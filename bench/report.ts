@@ -141,6 +141,18 @@ export function evaluateTargets(results: BenchResults): Target[] {
     measured: redisRatio === undefined ? 'not measured' : `${fmt(redisRatio)} ×`,
     pass: redisRatio === undefined ? undefined : redisRatio >= 0.6,
   })
+  // Limits on the hot path, against the same load with every limit off (both 50 sessions, same run).
+  const limitsOff = results.scenarios.find((row) => row.name === 'edge-limits-off')
+  for (const [name, what, goal] of [['edge-rate-limit', 'rate limit on (two rules)', 0.8], ['edge-50-sessions', 'default quotas on', 0.9]] as const) {
+    const row = results.scenarios.find((scenario) => scenario.name === name)
+    const limitRatio = row?.reqPerSec !== undefined && limitsOff?.reqPerSec !== undefined ? row.reqPerSec / limitsOff.reqPerSec : undefined
+    targets.push({
+      what: `${what}: req/s (50 sessions, memory)`,
+      target: `≥ ${goal} × limits off`,
+      measured: limitRatio === undefined ? 'not measured' : `${fmt(limitRatio)} ×`,
+      pass: limitRatio === undefined ? undefined : limitRatio >= goal,
+    })
+  }
   const { costs, fanout, redisCost } = results
   targets.push({
     what: 'idle session in Redis',

@@ -133,6 +133,29 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: 'sdk-stateful-50',
   },
   {
+    name: 'edge-limits-off',
+    label: 'mcp-edge tools/call, 50 sessions, limits off',
+    group: 'mcp-edge',
+    // The row above runs with the default quotas (concurrent requests per session counted); this one without any.
+    server: { kind: 'edge', route: { limits: { sessions_per_principal: 0, concurrent_requests_per_session: 0 } } },
+    sessions: 50,
+    load: ECHO,
+    sdkPeer: 'sdk-stateful-50',
+  },
+  {
+    name: 'edge-rate-limit',
+    label: 'mcp-edge tools/call, 50 sessions, rate limit on',
+    group: 'mcp-edge',
+    // A transport rule and a per-tool rule, both counted on every call and high enough never to refuse.
+    server: {
+      kind: 'edge',
+      route: { limits: { rate: [{ key: 'ip', limit: 1_000_000_000, window: 1 }, { key: 'principal', tool: '*', limit: 1_000_000_000, window: 1 }] } },
+    },
+    sessions: 50,
+    load: ECHO,
+    sdkPeer: 'sdk-stateful-50',
+  },
+  {
     name: 'edge-progress-sse',
     label: 'mcp-edge tools/call, 3 progress (SSE)',
     group: 'mcp-edge',

@@ -4,22 +4,25 @@
  */
 import path from 'node:path'
 import type { JsonObject } from '../wire/mcp-types.ts'
-import type { AuthConfig, CapabilitiesConfig, GatewayConfig, RouteConfig, ScopesConfig, StoreConfig } from './types.ts'
+import type { AuthConfig, CapabilitiesConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
 
 /** The document as `schema.json` guarantees it after defaults: capabilities still in YAML shorthand, the store's type maybe absent. */
-export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes' | 'store'> {
+export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes' | 'store' | 'limits'> {
   store: Omit<StoreConfig, 'type'> & { type?: StoreConfig['type'] }
+  /** The parse bounds (defaulted) and the rate limits and quotas (as written). */
+  limits: GatewayConfig['limits'] & Partial<QuotasConfig>
   auth?: RawAuth
   scopes?: Partial<ScopesConfig>
-  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits'> & {
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas'> & {
     handler?: string
     upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
     auth?: RawAuth | false
     scopes?: Partial<ScopesConfig>
+    limits?: Partial<QuotasConfig>
   }>
 }
 
@@ -35,7 +38,8 @@ type RawAuth = {
 /** Builds the typed config; handler paths are resolved against the folder of `file`. */
 export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
   const folder = path.dirname(file)
-  const limits = { ...doc.limits }
+  // `limits` holds the parse bounds (gateway-wide) and the rate limits and quotas (per route too).
+  const { rate: _rate, sessions_per_principal: _sessions, concurrent_requests_per_session: _concurrent, ...limits } = { ...doc.limits }
   return {
     file,
     listen: { ...doc.listen },
@@ -44,6 +48,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     body_limit: doc.body_limit,
     connections: { ...doc.connections },
     limits,
+    trust_proxy: Array.isArray(doc.trust_proxy) ? [...doc.trust_proxy] : doc.trust_proxy,
     drain_timeout: doc.drain_timeout,
     request_state: { ...doc.request_state },
     log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
@@ -68,6 +73,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),
       scopes: scopes(route.scopes ?? doc.scopes),
       limits,
+      quotas: quotas(route.limits, doc.limits),
     })),
   }
 }
@@ -122,4 +128,18 @@ function auth(raw: RawAuth | undefined, folder: string): AuthConfig | undefined 
 
 function scopes(raw: Partial<ScopesConfig> | undefined): ScopesConfig {
   return { tools: { ...raw?.tools }, prompts: { ...raw?.prompts }, resources: { ...raw?.resources }, resource_templates: { ...raw?.resource_templates } }
+}
+
+/** Defaults of the rate limits and quotas (README, Security): high enough for any real client, low enough that one client cannot take a route. */
+export const QUOTA_DEFAULTS: Readonly<QuotasConfig> = { rate: [], sessions_per_principal: 100, concurrent_requests_per_session: 64 }
+
+// A route's keys replace the gateway's, which replace the defaults (a `rate` list as a whole).
+function quotas(own: Partial<QuotasConfig> | undefined, gateway: Partial<QuotasConfig> | undefined): QuotasConfig {
+  const merged = { ...QUOTA_DEFAULTS }
+  for (const layer of [gateway, own]) {
+    if (layer?.rate !== undefined) merged.rate = layer.rate
+    if (layer?.sessions_per_principal !== undefined) merged.sessions_per_principal = layer.sessions_per_principal
+    if (layer?.concurrent_requests_per_session !== undefined) merged.concurrent_requests_per_session = layer.concurrent_requests_per_session
+  }
+  return { ...merged, rate: merged.rate.map((rule) => ({ ...rule })) }
 }

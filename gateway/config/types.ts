@@ -14,6 +14,24 @@ export interface CapabilitiesConfig {
   tools: { list_changed: boolean } | false
 }
 
+/** One rate rule: `limit` requests per `window` seconds per principal (`principal`) or client address (`ip`). */
+export interface RateRule {
+  key: 'principal' | 'ip'
+  /** A glob over tool names: only tools/call of those count (an isError answer); absent, every request (HTTP 429). */
+  tool?: string
+  limit: number
+  window: number
+}
+
+/** Rate limits and quotas of a route (YAML: the `rate`, `sessions_per_principal` and `concurrent_requests_per_session` keys of `limits`); 0 switches a quota off. */
+export interface QuotasConfig {
+  rate: RateRule[]
+  /** Live sessions per principal (per client address on an open route). */
+  sessions_per_principal: number
+  /** Requests of one session in flight at once, across every worker and host. */
+  concurrent_requests_per_session: number
+}
+
 /** One upstream MCP server of a proxy route (see README "Proxy routes"); durations in seconds. */
 export interface UpstreamConfig {
   /** `[a-z0-9-]{1,24}`: the prefix of its component names and its label in logs. */
@@ -94,6 +112,8 @@ export interface RouteConfig extends ProxyNaming {
   /** Scopes each component needs (the gateway's `scopes` unless the route sets its own). */
   scopes: ScopesConfig
   /** The gateway's `limits`, the same object on every route, so endpoints and transports find them at hand. */
+  /** Rate limits and quotas: the route's own `limits` keys, else the gateway's, else the defaults. */
+  quotas: QuotasConfig
   limits: LimitsConfig
 }
 
@@ -209,6 +229,8 @@ export interface GatewayConfig {
   body_limit: number
   connections: ConnectionsConfig
   limits: LimitsConfig
+  /** Peers trusted to name the client in X-Forwarded-For (false: none, true: any, or addresses/CIDRs). */
+  trust_proxy: boolean | string[]
   /** Seconds a stopping worker lets requests in flight finish. */
   drain_timeout: number
   log: LogConfig

@@ -20,6 +20,8 @@ import { serveClusterMetrics } from '../edge/metrics.ts'
 import type { GatewayConfig } from '../config/types.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
 import { ClusterStoreHost } from '../store/cluster-host.ts'
+import { ClusterLimiterHost } from '../store/limiter-cluster.ts'
+import { MemoryLimiter } from '../store/limiter-memory.ts'
 import { MemoryStore } from '../store/memory.ts'
 
 /** A worker that lived less than this counts as a crash loop for the backoff. */
@@ -72,8 +74,12 @@ function runPrimary(config: GatewayConfig, logger: Logger = createLogger(config.
   const count = workerCount(config)
   const states = new Map<Worker, WorkerState>()
   let host: ClusterStoreHost | undefined
+  let limiterHost: ClusterLimiterHost | undefined
   if (config.store.type === 'cluster') {
-    host = new ClusterStoreHost(new MemoryStore({ eventCapacity: config.store.event_capacity, cacheTtl: config.store.cache_ttl }))
+    const sessions = new MemoryStore({ eventCapacity: config.store.event_capacity, cacheTtl: config.store.cache_ttl })
+    host = new ClusterStoreHost(sessions)
+    // Rate limits and quotas of every worker, counted beside the sessions they count.
+    limiterHost = new ClusterLimiterHost(new MemoryLimiter({ alive: (id) => sessions.peek(id) !== undefined }))
   }
   // A scrape reaches one worker; it asks here, and the answer covers every worker.
   if (config.metrics.enabled) serveClusterMetrics()
@@ -94,6 +100,7 @@ function runPrimary(config: GatewayConfig, logger: Logger = createLogger(config.
     const worker = cluster.fork()
     states.set(worker, { startedAt: Date.now(), listening: false, retiring: false })
     host?.attach(worker)
+    limiterHost?.attach(worker)
     worker.on('message', (message: unknown) => {
       const state = states.get(worker)
       if (state !== undefined && isClusterSignal(message) && message.mcpEdgeCluster === 'fatal') state.fatal = message.reason
@@ -135,7 +142,7 @@ function runPrimary(config: GatewayConfig, logger: Logger = createLogger(config.
   let killTimer: NodeJS.Timeout | undefined
   const finish = (): void => {
     clearTimeout(killTimer)
-    void (host?.close() ?? Promise.resolve()).finally(() => {
+    void Promise.allSettled([host?.close(), limiterHost?.close()]).finally(() => {
       logger.info({ exitCode }, 'primary stopped')
       void flushLogger(logger).then(() => process.exit(exitCode))
     })

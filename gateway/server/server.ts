@@ -21,7 +21,10 @@ import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
+import { createLimiter } from '../store/create-limiter.ts'
 import { createStore } from '../store/create-store.ts'
+import type { Limiter } from '../store/limiter.ts'
+import { RouteLimits } from '../edge/limits.ts'
 import { StoreUnavailableError, type SessionStore } from '../store/store.ts'
 import { capConnections, clientErrorHandler, serverTimeouts } from '../edge/connection-guard.ts'
 import { createMetrics } from '../edge/metrics.ts'
@@ -51,6 +54,8 @@ export interface GatewayOptions {
   logger?: Logger
   /** A store to share instead of one built from `config.store` (tests run several gateways on one store). */
   store?: SessionStore
+  /** A limiter to share with `store` (made beside the store when absent and some route has limits). */
+  limiter?: Limiter
 }
 
 /** Loads every route's handler module; returns the handlers, or every problem found. */
@@ -76,6 +81,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   if (config.store.type !== 'memory' && config.request_state.key === undefined && !process.env.MCP_EDGE_REQUEST_STATE_KEY) {
     logger.warn({ store: config.store.type }, 'request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): each process signs requestState with its own random key, so a stateless round that reaches another worker or host is refused as invalid params; give every worker the same key')
   }
+  const limited = config.routes.some((route) => route.quotas.rate.length > 0 || route.quotas.sessions_per_principal > 0 || route.quotas.concurrent_requests_per_session > 0)
+  const limiter = options.limiter ?? (limited ? createLimiter(config.store, { store }) : undefined)
 
   const app = Fastify({
     // Fastify gets no logger of its own: with one it makes (or, with a factory, validates) a child
@@ -83,6 +90,9 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     // request included, through its own pino (`Gateway.logger`).
     logger: false,
     bodyLimit: config.body_limit,
+    // Who the client is (request.ip, the key of address-keyed limits): behind a load balancer, the
+    // address it names in X-Forwarded-For, when the config trusts it.
+    trustProxy: config.trust_proxy,
     return503OnClosing: true,
     // SSE streams are ended by the endpoints before the app closes; what is left is cut, not awaited.
     forceCloseConnections: true,
@@ -153,6 +163,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       for (const built of endpoints.values()) built.close()
       await app.close()
       if (options.store === undefined) await store.close().catch(() => undefined)
+      if (options.limiter === undefined) await limiter?.close().catch(() => undefined)
       const reason = error instanceof Error ? error.message : String(error)
       throw Object.assign(
         new EdgeError('MCP_EDGE_HANDLER_INVALID', `route ${route.location}: ${route.handler}: handler setup failed: ${reason}`),
@@ -163,7 +174,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     if (access !== undefined) protectedRoutes.set(route.location, access)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
-      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, metrics?.route(route.location))
+      const limits = RouteLimits.of(route.location, route.quotas, limiter, route.longest_standby * 1000)
+      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, metrics?.route(route.location), limits)
       // After the Host/Origin hook: a forbidden origin is refused before any credential is looked at.
       if (access !== undefined) registerAccess(scope, endpoint, access)
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets)
@@ -192,6 +204,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       await metricsApp?.close()
       await app.close()
       if (options.store === undefined) await store.close()
+      if (options.limiter === undefined) await limiter?.close()
       // The access lines of the last requests are still in the log buffer: out before the exit.
       await flushLogger(logger)
     },

@@ -8,7 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../edge/access-hook.ts'
 import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import type { Incoming } from '../wire/jsonrpc.ts'
+import { toolLimitResult, type LimitAnswer } from '../edge/limits.ts'
+import { resultMessage, type Incoming } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import type { StatelessDispatcher } from '../protocol/stateless/dispatch.ts'
 import { isStatelessMethod } from '../protocol/stateless/dispatch.ts'
@@ -28,8 +29,11 @@ export interface StatelessPostOptions {
 /** `x-mcp-header` annotations per tool, read once per registered tool. */
 const annotatedHeaders = new WeakMap<ToolEntry, ReadonlyMap<string, string>>()
 
-/** Answers a stateless POST; synchronous unless its handler is (see `StatelessDispatcher.handle`). */
-export function statelessPost(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, options: StatelessPostOptions): Promise<void> | undefined {
+/**
+ * Answers a stateless POST; synchronous unless its handler is (see `StatelessDispatcher.handle`).
+ * `toolLimit` is set when the request is a tools/call over its tool's rate limit: it gets that answer.
+ */
+export function statelessPost(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, options: StatelessPostOptions, toolLimit?: LimitAnswer): Promise<void> | undefined {
   const { endpoint, dispatcher } = options
   if (incoming.kind === 'notification') {
     reply.code(202).send()
@@ -58,6 +62,10 @@ export function statelessPost(request: FastifyRequest, reply: FastifyReply, inco
     return undefined
   }
   const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges)
+  if (toolLimit !== undefined) {
+    exchange.respond(resultMessage(message.id, dispatcher.complete(toolLimitResult(toolLimit))))
+    return undefined
+  }
   return dispatcher.handle(message, envelope, exchange, callerOf(request))
 }
 

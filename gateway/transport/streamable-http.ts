@@ -5,15 +5,20 @@
  * needs to learn what is wrong:
  *
  *   Origin/Host (403) → Accept (406) → Content-Type (415) → body size (413) → JSON (400 -32700)
- *   → JSON-RPC shape (400 -32600) → session id (400 / 404) → MCP-Protocol-Version (400) → dispatch
+ *   → JSON-RPC shape (400 -32600) → rate limits, session slot (429) → session id (400 / 404)
+ *   → MCP-Protocol-Version (400) → dispatch (a tools/call over its tool's limit: an isError result)
+ *
+ * OPTIONS is the CORS preflight (edge/cors.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../edge/access-hook.ts'
+import { registerCors } from '../edge/cors.ts'
+import { limitRefusal, sessionQuotaRefusal, toolLimitResult, type LimitAnswer, type LimitOutcome, type RouteLimits } from '../edge/limits.ts'
 import { hasDuplicateHost, OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { STANDALONE_STREAM, type SessionOutlet } from '../protocol/sink.ts'
-import { classify, idOf, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
+import { classify, idOf, resultMessage, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { isStateless } from '../protocol/stateless/envelope.ts'
 import { isSupportedVersion } from '../wire/versions.ts'
 import { parseEventId, StoreUnavailableError, type SessionRecord } from '../store/store.ts'
@@ -39,7 +44,15 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
-export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint, metrics?: RouteMetrics): void {
+/** The tool a tools/call names, when it names one. */
+function toolOf(incoming: Incoming): string | undefined {
+  if (incoming.kind !== 'request' || incoming.message.method !== 'tools/call') return undefined
+  const name = incoming.message.params?.name
+  return typeof name === 'string' ? name : undefined
+}
+
+/** Serves a route over Streamable HTTP; `limits` are its rate limits and quotas (undefined: none). */
+export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint, metrics?: RouteMetrics, limits?: RouteLimits): void {
   const { route, store, logger } = endpoint
   const policy = new OriginPolicy(route.allowed_origins)
   const openStreams: OpenStreams = new Map()
@@ -126,6 +139,24 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     }
     done()
   })
+  // After the Origin/Host check: an Origin that reaches it is allowed.
+  registerCors(app, route.location)
+
+  /** Answers a request refused by the limits (429 through the error table); `id` is the request's. */
+  function refuse(reply: FastifyReply, answer: LimitAnswer, id: string | number | null, started: number, method: string): void {
+    const refusal = limitRefusal(answer)
+    replyError(reply, refusal, id)
+    log.end(started, method, refusal.status, undefined)
+  }
+
+  /** The transport-level rules for a GET or DELETE: true when refused (the reply says why). */
+  async function overLimit(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    if (limits === undefined || !limits.needsCaller) return false
+    const outcome = await limits.check(callerOf(request), undefined, undefined)
+    if (typeof outcome === 'boolean') return false
+    refuse(reply, outcome, null, -1, request.method)
+    return true
+  }
 
   // Not an async function: a tools/call whose tool is synchronous is answered before this returns,
   // with no promise made for it. Slower paths return theirs (Fastify routes their rejections).
@@ -138,24 +169,60 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       replyError(reply, refusalOf(error as McpError), idOf(request.body))
       return undefined
     }
-    const message = incoming.message
     const sessionId = header(request, 'mcp-session-id')
+    if (limits === undefined) return post(request, reply, incoming, sessionId, started, undefined)
+    // Only requests hold a slot of their session: notifications and answers are done at once.
+    const slot = incoming.kind === 'request' ? sessionId : undefined
+    const outcome = limits.check(limits.needsCaller ? callerOf(request) : undefined, slot, toolOf(incoming))
+    if (outcome instanceof Promise) return outcome.then((settled) => limited(request, reply, incoming, sessionId, started, settled))
+    return limited(request, reply, incoming, sessionId, started, outcome)
+  })
+
+  /** A POST once the limits have spoken: refused, served, or served holding a session slot given back at its end. */
+  function limited(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, sessionId: string | undefined, started: number, outcome: LimitOutcome): Promise<unknown> | undefined {
+    if (outcome === false) return post(request, reply, incoming, sessionId, started, undefined)
+    if (outcome === true) {
+      const release = (): void => limits!.done(sessionId!)
+      let running
+      try {
+        running = post(request, reply, incoming, sessionId, started, undefined)
+      } catch (error) {
+        release()
+        throw error
+      }
+      if (running === undefined) release()
+      else void running.then(release, release)
+      return running
+    }
+    if (outcome.kind === 'tool') return post(request, reply, incoming, sessionId, started, outcome)
+    refuse(reply, outcome, idOf(incoming.message), started, incoming.kind === 'request' ? incoming.message.method : incoming.kind)
+    return undefined
+  }
+
+  /** A POST past the limits; `toolLimit` set when its tools/call is over its tool's limit. */
+  function post(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, sessionId: string | undefined, started: number, toolLimit: LimitAnswer | undefined): Promise<unknown> | undefined {
     if (sessionId === undefined && isStateless(request.body, header(request, 'mcp-protocol-version'))) {
-      return statelessPost(request, reply, incoming, stateless)
+      return statelessPost(request, reply, incoming, stateless, toolLimit)
     }
     if (incoming.kind === 'request' && incoming.message.method === 'initialize') return initialize(incoming.message, request, reply, started)
 
-    const found = sessionFor(request, reply, idOf(message), sessionId)
-    if (found instanceof Promise) return found.then((record) => serve(record, incoming, request, reply, started))
-    return serve(found, incoming, request, reply, started)
-  })
+    const found = sessionFor(request, reply, idOf(incoming.message), sessionId)
+    if (found instanceof Promise) return found.then((record) => serve(record, incoming, request, reply, started, toolLimit))
+    return serve(found, incoming, request, reply, started, toolLimit)
+  }
 
   /** A session's message, once its record is known (undefined: the reply already says why not). */
-  function serve(record: SessionRecord | undefined, incoming: Incoming, request: FastifyRequest, reply: FastifyReply, started: number): Promise<unknown> | undefined {
+  function serve(record: SessionRecord | undefined, incoming: Incoming, request: FastifyRequest, reply: FastifyReply, started: number, toolLimit?: LimitAnswer): Promise<unknown> | undefined {
     if (record === undefined) return undefined
     switch (incoming.kind) {
-      case 'request':
-        return endpoint.handleRequest(record, incoming.message, new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id), callerOf(request))
+      case 'request': {
+        const exchange = new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id)
+        if (toolLimit !== undefined) {
+          exchange.respond(resultMessage(incoming.message.id, toolLimitResult(toolLimit)))
+          return undefined
+        }
+        return endpoint.handleRequest(record, incoming.message, exchange, callerOf(request))
+      }
       case 'notification':
         return endpoint.handleNotification(record, incoming.message).then(() => {
           log.end(started, incoming.message.method, 202, record.id)
@@ -172,6 +239,11 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
   async function initialize(request: JsonRpcRequest, http: FastifyRequest, reply: FastifyReply, started: number): Promise<FastifyReply> {
     try {
       const { record, response } = await endpoint.initialize(request, callerOf(http).principal)
+      if (limits !== undefined && !(await admitted(record, http))) {
+        const refusal = sessionQuotaRefusal(limits.sessionsPerPrincipal)
+        log.end(started, 'initialize', refusal.status, undefined)
+        return replyError(reply, refusal, request.id)
+      }
       log.end(started, 'initialize', 200, record.id)
       return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
     } catch (error) {
@@ -185,9 +257,23 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     }
   }
 
+  /** Counts a new session under its creator (sessions_per_principal); one over the quota is deleted at once. */
+  async function admitted(record: SessionRecord, request: FastifyRequest): Promise<boolean> {
+    let admitted
+    try {
+      admitted = await limits!.admitSession(callerOf(request), record.id)
+    } catch (error) {
+      await endpoint.deleteSession(record.id).catch(() => undefined)
+      throw error
+    }
+    if (!admitted) await endpoint.deleteSession(record.id)
+    return admitted
+  }
+
   // No automatic HEAD route: it would run this handler and hold the session's one stream slot.
   app.get(route.location, { exposeHeadRoute: false }, async (request, reply) => {
     if (sessionlessMethodNotAllowed(request, reply)) return reply
+    if (await overLimit(request, reply)) return reply
     if (!accepts(request.headers.accept, 'text/event-stream', 'text')) {
       return replyError(reply, new EdgeError('MCP_EDGE_NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream'))
     }
@@ -301,7 +387,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
 
   // Anything else on the MCP path is a method the endpoint does not allow, not a missing route.
   app.route({
-    method: ['PUT', 'PATCH', 'OPTIONS'],
+    method: ['PUT', 'PATCH'],
     url: route.location,
     handler: async (_request, reply) =>
       replyError(reply, new EdgeError('MCP_EDGE_METHOD_NOT_ALLOWED')),
@@ -309,6 +395,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
 
   app.delete(route.location, async (request, reply) => {
     if (sessionlessMethodNotAllowed(request, reply)) return reply
+    if (await overLimit(request, reply)) return reply
     const record = await sessionFor(request, reply, null)
     if (record === undefined) return reply
     await endpoint.deleteSession(record.id)

@@ -98,6 +98,12 @@ export const EdgeCode = {
   MCP_EDGE_TOO_MANY_FOLLOWERS: { status: 429, rpc: ServerError, message: 'Too many resumed streams on this session; close one first' },
   /** More connections from one client address than `connections.max_per_address`. */
   MCP_EDGE_TOO_MANY_CONNECTIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many connections from this address (connections.max_per_address)' },
+  /** Over a transport-level rate rule (`limits.rate` without `tool`); sent with Retry-After. */
+  MCP_EDGE_RATE_LIMITED: { status: 429, rpc: ServerError, message: 'Too Many Requests: over a rate limit (limits.rate); retry later' },
+  /** A new session over `limits.sessions_per_principal`. */
+  MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client has too many sessions on this route (limits.sessions_per_principal); end one first' },
+  /** A request over `limits.concurrent_requests_per_session`. */
+  MCP_EDGE_TOO_MANY_CONCURRENT_REQUESTS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many requests in flight on this session (limits.concurrent_requests_per_session)' },
   /** Request headers over Node's limit. */
   MCP_EDGE_HEADERS_TOO_LARGE: { status: 431, rpc: ServerError, message: 'Request Header Fields Too Large' },
   /** The request that asked the client something was cancelled (nginx's 499: the client went away). */

@@ -31,6 +31,7 @@ t.test('defaults land everywhere', async (t) => {
     body_limit: 4194304,
     connections: { header_timeout: 60, body_timeout: 60, max_per_address: 1024 },
     limits,
+    trust_proxy: false,
     drain_timeout: 10,
     request_state: { ttl: 600 },
     log: {
@@ -75,6 +76,7 @@ t.test('defaults land everywhere', async (t) => {
       auth: undefined,
       scopes: { tools: {}, prompts: {}, resources: {}, resource_templates: {} },
       limits,
+      quotas: { rate: [], sessions_per_principal: 100, concurrent_requests_per_session: 64 },
     }],
   })
   t.equal(config.routes[0]?.limits, config.limits, 'every route sees the gateway\'s limits')
@@ -253,4 +255,24 @@ routes:
 t.test('DEFAULT_CONFIG_FILE is config/gateway.yaml, relative to the working directory', async (t) => {
   t.notOk(path.isAbsolute(DEFAULT_CONFIG_FILE))
   t.equal(DEFAULT_CONFIG_FILE, 'config/gateway.yaml')
+})
+
+t.test('limits: gateway-level defaults, replaced key by key by a route (a rate list as a whole)', async (t) => {
+  const file = writeConfig(t, `limits:
+  rate: [{ key: ip, limit: 600, window: 60 }]
+  sessions_per_principal: 50
+routes:
+  - { location: /a, handler: a.ts, server: { name: a, version: '1' } }
+  - location: /b
+    handler: b.ts
+    server: { name: b, version: '1' }
+    limits:
+      rate: [{ key: principal, tool: 'deploy*', limit: 5, window: 60 }]
+      concurrent_requests_per_session: 0
+`)
+  const config = await loadConfig(file, {})
+  t.same(config.routes[0]!.quotas, { rate: [{ key: 'ip', limit: 600, window: 60 }], sessions_per_principal: 50, concurrent_requests_per_session: 64 })
+  t.same(config.routes[1]!.quotas, { rate: [{ key: 'principal', tool: 'deploy*', limit: 5, window: 60 }], sessions_per_principal: 50, concurrent_requests_per_session: 0 })
+  const bad = writeConfig(t, `routes:\n  - location: /a\n    handler: a.ts\n    server: { name: a, version: '1' }\n    limits: { rate: [{ key: user, limit: 0, window: 60 }] }\n`)
+  await t.rejects(loadConfig(bad, {}), /key|limit/, 'an unknown key kind or a zero limit is a config error')
 })

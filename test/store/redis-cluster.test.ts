@@ -3,11 +3,13 @@
 // on the cluster behind a balancer without stickiness.
 import { Cluster } from 'ioredis'
 import t from 'tap'
+import { RedisLimiter } from '../../gateway/store/limiter-redis.ts'
 import { RedisStore } from '../../gateway/store/redis.ts'
 import { liveRoute, startGatewayProcess, type GatewayProcess } from '../cluster/gateway-process.ts'
 import { nonStickySession } from '../cluster/non-sticky.ts'
 import { roundRobin } from '../cluster/round-robin.ts'
 import { startRedisCluster } from './redis-topologies.ts'
+import { limiterContract } from './limiter-contract.ts'
 import { sessionRecord, storeContract } from './store-contract.ts'
 
 t.setTimeout(180_000)
@@ -18,6 +20,19 @@ storeContract(t, 'redis cluster', async ({ eventCapacity, cacheTtl }) => {
   const store = new RedisStore({ cluster: cluster.nodes, keyPrefix: `c${++stores}:`, eventCapacity, cacheTtl, connectTimeout: 2, commandTimeout: 1 })
   await store.connected()
   return store
+})
+
+// The limiter's keys share one hash tag: every check is one script on the cluster too.
+limiterContract(t, 'redis cluster', async (t) => {
+  const options = { cluster: cluster.nodes, keyPrefix: 'lim:', connectTimeoutMs: 2000, commandTimeoutMs: 1000 }
+  const limiter = new RedisLimiter(options)
+  const other = new RedisLimiter(options)
+  const store = new RedisStore({ cluster: cluster.nodes, keyPrefix: 'lim:', eventCapacity: 16, cacheTtl: 60, connectTimeout: 2, commandTimeout: 1 })
+  await store.connected()
+  t.teardown(async () => {
+    await Promise.all([limiter.close(), other.close(), store.close()])
+  })
+  return { limiter, other, store }
 })
 
 t.test('a session’s keys share a slot; sessions spread over the nodes', async (t) => {

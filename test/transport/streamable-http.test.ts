@@ -231,10 +231,14 @@ t.test('an unknown path answers 404 with a JSON-RPC error; health endpoints answ
 
 t.test('other HTTP methods on an MCP path are 405 with Allow', async (t) => {
   const gateway = await injectGateway(t)
-  for (const method of ['PUT', 'PATCH', 'OPTIONS'] as const) {
+  for (const method of ['PUT', 'PATCH'] as const) {
     const response = await gateway.app.inject({ method, url: '/mcp', headers: { host: '127.0.0.1' } })
     t.equal(response.statusCode, 405, method)
     t.equal(response.headers.allow, 'GET, POST, DELETE')
     t.equal(JSON.parse(response.body).error.code, -32000)
   }
+  // OPTIONS is the CORS preflight (test/edge/cors.test.ts); without an Origin it names the methods.
+  const options = await gateway.app.inject({ method: 'OPTIONS', url: '/mcp', headers: { host: '127.0.0.1' } })
+  t.equal(options.statusCode, 204)
+  t.equal(options.headers.allow, 'GET, POST, DELETE')
 })

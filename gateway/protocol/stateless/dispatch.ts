@@ -169,6 +169,11 @@ export class StatelessDispatcher {
     return { resultType: 'input_required', inputRequests, requestState, _meta: this.#serverMeta }
   }
 
+  /** Makes `result` a complete 2026-07-28 result (for answers made outside a handler, such as a rate limit's). */
+  complete(result: JsonObject): JsonObject {
+    return this.#complete(result, undefined)
+  }
+
   #complete(result: JsonObject, hints: { ttl_ms: number; scope: string } | undefined): JsonObject {
     result.resultType = 'complete'
     if (hints !== undefined) {

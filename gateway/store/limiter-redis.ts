@@ -1,0 +1,155 @@
+/**
+ * The limiter in Redis, shared by every host: each check is one script (atomic, one round trip) that
+ * runs GCRA on the request's buckets and takes its slot. Times come from the Redis server (TIME), so
+ * hosts with skewed clocks agree. Keys (P is the store's `key_prefix`; T the hash tag `{P l}`):
+ *
+ *   P l:r:T<bucket>  string, the bucket's TAT in µs; expires when the TAT passes
+ *   P l:c:T<slot>    integer, slots held; expires `ttlMs` after the last take (holders that died)
+ *   P l:s:T<key>     sorted set of the sessions counted under a quota key, scored by admission time;
+ *                    members whose session record (`P s:{id}`, the store's) is gone stop counting
+ *
+ * Every limiter key carries one hash tag, so a check that touches several buckets and a slot is one
+ * script on Redis Cluster too (the limiter's keys then live on one shard). The admission script never
+ * reads session keys (another slot): at its quota it returns the members, this side asks which still
+ * exist, drops the others and tries once more.
+ */
+import { connectRedis, type RedisConnectionOptions } from './redis-connection.ts'
+import { ADMIT_TTL_MS, type LimitRequest, type Limiter, type Verdict } from './limiter.ts'
+import { StoreUnavailableError } from './store.ts'
+
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])`
+
+/**
+ * KEYS: buckets…, then the slot's key when there is one. ARGV: toolStart, the number of buckets,
+ * interval and window (µs) per bucket, then the slot's max and ttl (ms). Returns 0, or {bucket index (0-based; -1 for
+ * the slot), retry after (ms)}.
+ */
+const TAKE = `${NOW}
+local toolStart = tonumber(ARGV[1])
+local buckets = tonumber(ARGV[2])
+local function part(from, to)
+  local tats = {}
+  for i = from, to do
+    local interval = tonumber(ARGV[1 + 2 * i])
+    local window = tonumber(ARGV[2 + 2 * i])
+    local tat = tonumber(redis.call('GET', KEYS[i]) or '0')
+    if tat < now then tat = now end
+    local arrival = tat + interval
+    if arrival - window > now then return {i - 1, math.ceil((arrival - window - now) / 1000)} end
+    tats[i] = arrival
+  end
+  for i = from, to do
+    redis.call('SET', KEYS[i], string.format('%.0f', tats[i]), 'PX', math.ceil((tats[i] - now) / 1000))
+  end
+  return nil
+end
+local refused = part(1, toolStart) or part(toolStart + 1, buckets)
+if refused then return refused end
+if #KEYS > buckets then
+  local slot = KEYS[#KEYS]
+  local max = tonumber(ARGV[3 + 2 * buckets])
+  local held = redis.call('INCR', slot)
+  if held > max then
+    redis.call('DECR', slot)
+    return {-1, 0}
+  end
+  redis.call('PEXPIRE', slot, ARGV[4 + 2 * buckets])
+end
+return 0`
+
+/** KEYS[1]: the slot's key. Gives one back; the key goes when none is held. */
+const RELEASE = `if redis.call('DECR', KEYS[1]) <= 0 then redis.call('DEL', KEYS[1]) end
+return 0`
+
+/**
+ * KEYS[1]: the quota key's set. ARGV: session id, max, ttl (ms), then ids of sessions that ended.
+ * Drops the ended, then counts the session unless `max` are counted: 1, or the members counted.
+ */
+const ADMIT = `${NOW}
+now = math.floor(now / 1000)
+for i = 4, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return redis.call('ZRANGE', KEYS[1], 0, -1) end
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`
+
+interface LimiterCommands {
+  mcpEdgeLimitTake(...args: Array<string | number>): Promise<0 | [number, number]>
+  mcpEdgeLimitRelease(key: string): Promise<number>
+  mcpEdgeLimitAdmit(...args: Array<string | number>): Promise<1 | string[]>
+  exists(key: string): Promise<number>
+  quit(): Promise<unknown>
+  disconnect(): void
+}
+
+export interface RedisLimiterOptions extends RedisConnectionOptions {
+  /** The store's key prefix: the limiter's keys go under `<prefix>l:`, and session records are `<prefix>s:<id>`. */
+  keyPrefix: string
+}
+
+export class RedisLimiter implements Limiter {
+  readonly #redis: LimiterCommands
+  readonly #prefix: string
+  readonly #tag: string
+
+  constructor(options: RedisLimiterOptions) {
+    const redis = connectRedis(options, 'commands')
+    redis.on('error', () => undefined) // the store reports outages; a check while Redis is away fails with 503
+    redis.defineCommand('mcpEdgeLimitTake', { lua: TAKE })
+    redis.defineCommand('mcpEdgeLimitRelease', { numberOfKeys: 1, lua: RELEASE })
+    redis.defineCommand('mcpEdgeLimitAdmit', { numberOfKeys: 1, lua: ADMIT })
+    this.#redis = redis as unknown as LimiterCommands
+    this.#prefix = options.keyPrefix
+    this.#tag = `{${options.keyPrefix}l}`
+  }
+
+  async take(request: LimitRequest): Promise<Verdict> {
+    const { buckets, toolStart, slot } = request
+    const keys: string[] = []
+    const args: Array<string | number> = [toolStart, buckets.length]
+    for (const bucket of buckets) {
+      keys.push(this.#key('r', bucket.key))
+      args.push(Math.round(bucket.intervalMs * 1000), Math.round(bucket.windowMs * 1000))
+    }
+    if (slot !== undefined) {
+      keys.push(this.#key('c', slot.key))
+      args.push(slot.max, Math.ceil(slot.ttlMs))
+    }
+    const reply = await this.#run(() => this.#redis.mcpEdgeLimitTake(keys.length, ...keys, ...args))
+    return reply === 0 ? undefined : { bucket: Number(reply[0]), retryAfterMs: Number(reply[1]) }
+  }
+
+  release(slotKey: string): void {
+    this.#redis.mcpEdgeLimitRelease(this.#key('c', slotKey)).catch(() => undefined)
+  }
+
+  async admit(key: string, sessionId: string, max: number): Promise<boolean> {
+    const set = this.#key('s', key)
+    const first = await this.#run(() => this.#redis.mcpEdgeLimitAdmit(set, sessionId, max, ADMIT_TTL_MS))
+    if (!Array.isArray(first)) return true
+    // At the quota: the sessions counted may have ended (DELETE, idle expiry). Ask the store's keys.
+    const alive = await this.#run(() => Promise.all(first.map((id) => this.#redis.exists(`${this.#prefix}s:{${id}}`))))
+    const ended = first.filter((_id, index) => alive[index] === 0)
+    if (ended.length === 0) return false
+    const second = await this.#run(() => this.#redis.mcpEdgeLimitAdmit(set, sessionId, max, ADMIT_TTL_MS, ...ended))
+    return !Array.isArray(second)
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.quit().catch(() => undefined)
+    this.#redis.disconnect()
+  }
+
+  #key(kind: 'r' | 'c' | 's', name: string): string {
+    return `${this.#prefix}l:${kind}:${this.#tag}${name}`
+  }
+
+  async #run<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command()
+    } catch (error) {
+      throw new StoreUnavailableError(`redis: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The limiter: the counters behind rate limits and quotas (edge/limits.ts decides what to count; this
+ * counts). It lives where sessions live, with the same three backends, so a limit holds on every
+ * worker and host: `limiter-memory.ts` (one process, and the cluster primary's side),
+ * `limiter-cluster.ts` (workers ask the primary over the store's IPC channel), `limiter-redis.ts`
+ * (one Lua script per check, one round trip, shared by every host).
+ *
+ *   take({ transport buckets │ tool buckets │ slot }) ─► GCRA on each part, all-or-nothing per part
+ *        ─► transport refused: nothing charged │ tool refused: transport charged │ slot full: rates charged
+ *
+ * Rates use GCRA (the generic cell rate algorithm): one number per bucket, the theoretical arrival
+ * time (TAT) of the next request. A bucket of `limit` per `window` lets `limit` requests through at
+ * once, then one every `window / limit`: exactly `limit` in any window that starts empty.
+ */
+
+/** One GCRA bucket: `key` names whose allowance it is; `intervalMs` is window / limit. */
+export interface RateBucket {
+  readonly key: string
+  readonly intervalMs: number
+  readonly windowMs: number
+}
+
+/** A concurrency slot: at most `max` held at once under `key`; a holder that vanishes is forgotten after `ttlMs`. */
+export interface Slot {
+  readonly key: string
+  readonly max: number
+  readonly ttlMs: number
+}
+
+/** What one request asks of the limiter, in one call (one round trip on a shared backend). */
+export interface LimitRequest {
+  /** The buckets before `toolStart` are the transport's, the rest the tool's; each part passes or fails whole. */
+  readonly buckets: readonly RateBucket[]
+  readonly toolStart: number
+  /** Taken once every bucket passed; `release` gives it back. */
+  readonly slot: Slot | undefined
+}
+
+/** A refusal: `bucket` is the index of the bucket that refused (retry after `retryAfterMs`), or -1 for a full slot. */
+export interface Refusal {
+  readonly bucket: number
+  readonly retryAfterMs: number
+}
+
+/** undefined: allowed (and charged). */
+export type Verdict = Refusal | undefined
+
+export interface Limiter {
+  /** Checks and charges; synchronous when the counters are in this process (the hot path makes no promise). */
+  take(request: LimitRequest): Verdict | Promise<Verdict>
+  /** Gives back a slot that `take` granted. Fire and forget. */
+  release(slotKey: string): void
+  /**
+   * Counts session `sessionId` (already in the session store) under `key` unless `max` live sessions
+   * are counted there already; a counted session the store no longer has stops counting (ended, expired).
+   */
+  admit(key: string, sessionId: string, max: number): boolean | Promise<boolean>
+  close(): Promise<void>
+}
+
+/** How long a quota key's session set outlives its last admission (a day: far beyond any idle TTL). */
+export const ADMIT_TTL_MS = 86_400_000
+
+/**
+ * GCRA on the buckets `[from, to)` of `request` at time `now`, against `tats` (read by key); returns
+ * the index of the first bucket that refuses with the wait, or the new TATs to write.
+ */
+export function gcra(
+  buckets: readonly RateBucket[],
+  from: number,
+  to: number,
+  now: number,
+  tat: (key: string) => number | undefined,
+): Refusal | number[] {
+  const next: number[] = []
+  for (let i = from; i < to; i++) {
+    const bucket = buckets[i]!
+    const arrival = Math.max(tat(bucket.key) ?? now, now) + bucket.intervalMs
+    const allowedAt = arrival - bucket.windowMs
+    if (allowedAt > now) return { bucket: i, retryAfterMs: Math.ceil(allowedAt - now) }
+    next.push(arrival)
+  }
+  return next
+}

@@ -1,0 +1,121 @@
+/**
+ * The contract every limiter backend keeps, written once and run against the memory, cluster and
+ * Redis backends (limiter.test.ts). Rates are checked with short windows and real waiting, so each
+ * backend is tested with the clock it really uses (Redis: the server's).
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Test } from 'tap'
+import type { LimitRequest, Limiter, RateBucket, Verdict } from '../../gateway/store/limiter.ts'
+import type { SessionStore } from '../../gateway/store/store.ts'
+import { sessionRecord } from './store-contract.ts'
+
+/** A limiter and the session store it sits beside; `other` is a second limiter on the same counters (another worker or host). */
+export interface LimiterUnderTest {
+  limiter: Limiter
+  other: Limiter
+  store: SessionStore
+}
+
+export type MakeLimiter = (t: Test) => Promise<LimiterUnderTest>
+
+let keys = 0
+/** A bucket of `limit` per `windowMs` under a key no other test uses. */
+function bucket(limit: number, windowMs: number): RateBucket {
+  return { key: `k${++keys}-${process.pid}-${Date.now()}`, intervalMs: windowMs / limit, windowMs }
+}
+
+function rates(buckets: RateBucket[], toolStart = buckets.length): LimitRequest {
+  return { buckets, toolStart, slot: undefined }
+}
+
+/** Takes `n` times in a row and returns the verdicts. */
+async function takeMany(limiter: Limiter, request: LimitRequest, n: number): Promise<Verdict[]> {
+  const verdicts: Verdict[] = []
+  for (let i = 0; i < n; i++) verdicts.push(await limiter.take(request))
+  return verdicts
+}
+
+export function limiterContract(t: Test, name: string, make: MakeLimiter): void {
+  t.test(`${name} limiter: exactly the limit passes in a window, then one per interval`, async (t) => {
+    const { limiter } = await make(t)
+    const b = bucket(5, 1000)
+    const verdicts = await takeMany(limiter, rates([b]), 8)
+    t.same(verdicts.slice(0, 5), [undefined, undefined, undefined, undefined, undefined], 'the first 5 pass')
+    for (const verdict of verdicts.slice(5)) {
+      t.equal(verdict?.bucket, 0, 'the rest are refused by bucket 0')
+      t.ok(verdict!.retryAfterMs > 0 && verdict!.retryAfterMs <= 200, `retry after one interval at most (${verdict?.retryAfterMs} ms)`)
+    }
+    await sleep(verdicts[5]!.retryAfterMs + 20)
+    t.equal(await limiter.take(rates([b])), undefined, 'after the wait it said, one more passes')
+    t.ok(await limiter.take(rates([b])), 'and only one')
+  })
+
+  t.test(`${name} limiter: another worker or host shares the counters`, async (t) => {
+    const { limiter, other } = await make(t)
+    const b = bucket(4, 60_000)
+    const mixed = [await limiter.take(rates([b])), await other.take(rates([b])), await limiter.take(rates([b])), await other.take(rates([b]))]
+    t.same(mixed, [undefined, undefined, undefined, undefined])
+    t.equal((await other.take(rates([b])))?.bucket, 0, 'the fifth is refused wherever it lands')
+    t.equal((await limiter.take(rates([b])))?.bucket, 0)
+  })
+
+  t.test(`${name} limiter: a refused transport part charges nothing; a refused tool part charges the transport`, async (t) => {
+    const { limiter } = await make(t)
+    const transport = bucket(2, 60_000)
+    const tool = bucket(1, 60_000)
+    t.equal(await limiter.take(rates([transport, tool], 1)), undefined, 'both pass')
+    t.match(await limiter.take(rates([transport, tool], 1)), { bucket: 1, retryAfterMs: Number }, 'the tool part refuses')
+    t.equal((await limiter.take(rates([transport])))?.bucket, 0, 'the refused tool call was charged to the transport (2 of 2)')
+    const fresh = bucket(1, 60_000)
+    t.equal((await limiter.take(rates([transport, fresh], 1)))?.bucket, 0, 'the transport refuses')
+    t.equal(await limiter.take(rates([fresh])), undefined, 'the tool bucket behind it was not charged')
+  })
+
+  t.test(`${name} limiter: slots are counted across workers and given back`, async (t) => {
+    const { limiter, other } = await make(t)
+    const slot = { key: `slot-${++keys}-${Date.now()}`, max: 2, ttlMs: 60_000 }
+    const take = (on: Limiter) => on.take({ buckets: [], toolStart: 0, slot })
+    t.equal(await take(limiter), undefined)
+    t.equal(await take(other), undefined)
+    t.same(await take(limiter), { bucket: -1, retryAfterMs: 0 }, 'a third in flight is refused')
+    other.release(slot.key)
+    await settle(limiter)
+    t.equal(await take(limiter), undefined, 'one given back: one more may start')
+    t.same(await take(other), { bucket: -1, retryAfterMs: 0 })
+    limiter.release(slot.key)
+    limiter.release(slot.key)
+    await settle(limiter)
+    t.equal(await take(other), undefined)
+    t.equal(await take(other), undefined)
+  })
+
+  t.test(`${name} limiter: a slot is taken only when the rates pass`, async (t) => {
+    const { limiter } = await make(t)
+    const b = bucket(1, 60_000)
+    const slot = { key: `slot-${++keys}-${Date.now()}`, max: 1, ttlMs: 60_000 }
+    t.equal(await limiter.take({ buckets: [b], toolStart: 1, slot }), undefined)
+    limiter.release(slot.key)
+    await settle(limiter)
+    t.equal((await limiter.take({ buckets: [b], toolStart: 1, slot }))?.bucket, 0, 'the rate refuses')
+    t.equal(await limiter.take({ buckets: [], toolStart: 0, slot }), undefined, 'and took no slot')
+  })
+
+  t.test(`${name} limiter: sessions per key, ended sessions stop counting`, async (t) => {
+    const { limiter, other, store } = await make(t)
+    const key = `quota-${++keys}-${Date.now()}`
+    const ids = ['s1', 's2', 's3'].map((id) => `${id}-${key}`)
+    for (const id of ids) await store.create(sessionRecord(id), 60_000)
+    t.equal(await limiter.admit(key, ids[0]!, 2), true)
+    t.equal(await other.admit(key, ids[1]!, 2), true)
+    t.equal(await limiter.admit(key, ids[2]!, 2), false, 'a third is refused, wherever it asks')
+    t.equal(await other.admit(key, ids[2]!, 2), false)
+    t.equal(await limiter.admit(`${key}-else`, ids[2]!, 2), true, 'another key has its own count')
+    await store.delete(ids[0]!)
+    t.equal(await other.admit(key, ids[2]!, 2), true, 'once one ended, the third is admitted')
+  })
+}
+
+/** Lets a fire-and-forget release reach the counters: any answered call after it was sent after it. */
+async function settle(limiter: Limiter): Promise<void> {
+  await limiter.take(rates([]))
+}
