@@ -25,8 +25,12 @@ export class McpHttp {
   readonly #url: URL
   readonly #agent: http.Agent
 
-  constructor(url: string, maxSockets = 50) {
+  readonly #headers: http.OutgoingHttpHeaders
+
+  /** `headers` go on every request (an Authorization header on a protected route). */
+  constructor(url: string, maxSockets = 50, headers: http.OutgoingHttpHeaders = {}) {
     this.#url = new URL(url)
+    this.#headers = headers
     this.#agent = new http.Agent({ keepAlive: true, maxSockets })
   }
 
@@ -37,6 +41,7 @@ export class McpHttp {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'content-length': Buffer.byteLength(body),
+      ...this.#headers,
       ...extraHeaders,
     }
     if (sessionId !== undefined) {

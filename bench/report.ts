@@ -131,6 +131,15 @@ export function evaluateTargets(results: BenchResults): Target[] {
     measured: stateless?.xFastify === undefined ? 'not measured' : `${fmt(stateless.xFastify)} ×`,
     pass: stateless?.xFastify === undefined ? undefined : stateless.xFastify >= 0.7,
   })
+  // Access control costs what it costs next to the same row without it, measured in the same run.
+  const jwt = results.scenarios.find((row) => row.name === 'edge-jwt')
+  const jwtRatio = ratio(jwt?.reqPerSec, edge?.reqPerSec, jwt?.runsReqPerSec, edge?.runsReqPerSec)
+  targets.push({
+    what: 'JWT auth on (RS256, cached JWKS, scope checks): req/s',
+    target: '≥ 0.8 × the same row without auth',
+    measured: jwtRatio === undefined ? 'not measured' : `${fmt(jwtRatio)} ×`,
+    pass: jwtRatio === undefined ? undefined : jwtRatio >= 0.8,
+  })
   const redis = results.scenarios.find((row) => row.name === 'edge-redis')
   // The redis row spreads its load over 50 sessions: compare it with the memory store's 50-session row.
   const memory = results.scenarios.find((row) => row.name === 'edge-50-sessions')

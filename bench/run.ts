@@ -20,6 +20,7 @@ import path from 'node:path'
 import { measureCosts, measureRedisCost } from './costs.ts'
 import { describeCpus, pinSelfToLoadCore } from './cpu.ts'
 import { measureFanout } from './fanout.ts'
+import { startIssuer } from './issuer.ts'
 import { McpHttp, pool } from './mcp-http.ts'
 import { formatProfile, monotonicUs, summariseProfile, type ProfileSummary, type Window } from './profile.ts'
 import { addRatios, evaluateTargets, formatTable, writeOutputs, type BenchResults, type ScenarioResult } from './report.ts'
@@ -55,9 +56,9 @@ function failed(error: Error): { skipped: string } {
   return { skipped: `failed: ${error.message.split('\n')[0]}` }
 }
 
-async function createSessions(url: string, count: number): Promise<string[]> {
+async function createSessions(url: string, count: number, headers: Record<string, string> = {}): Promise<string[]> {
   if (count === 0) return []
-  const client = new McpHttp(url, 20)
+  const client = new McpHttp(url, 20, headers)
   try {
     return await pool(count, 20, () => client.initialize())
   } finally {
@@ -66,8 +67,8 @@ async function createSessions(url: string, count: number): Promise<string[]> {
 }
 
 /** One answer checked by hand before any load, so a misconfigured server fails loudly here. */
-async function checkServer(url: string, sessionId: string | undefined, load: WrkLoad): Promise<void> {
-  const client = new McpHttp(url, 1)
+async function checkServer(url: string, sessionId: string | undefined, load: WrkLoad, headers: Record<string, string> = {}): Promise<void> {
+  const client = new McpHttp(url, 1, headers)
   try {
     const text = await client.callTool(load.tool, { message: 'check' }, sessionId, load.stateless === true ? load.protocolVersion : undefined)
     if (text !== 'echo: check') throw new Error(`${load.tool} answered ${JSON.stringify(text)}, expected "echo: check"`)
@@ -81,20 +82,25 @@ class SetupError extends Error {}
 
 async function runScenario(scenario: Scenario, options: StartOptions = {}): Promise<WrkResult & { window: Window }> {
   const redis = scenario.needs === 'redis' ? await startRedis() : undefined
+  const issuer = scenario.jwt === true ? await startIssuer() : undefined
+  const headers: Record<string, string> = issuer === undefined ? {} : { authorization: issuer.authorization }
   let server: RunningServer | undefined
   let sessions: string[]
   try {
-    server = await startServer(withService(scenario.server, redis?.url), options)
-    sessions = await createSessions(server.url, scenario.sessions)
+    let spec = withService(scenario.server, redis?.url)
+    if (issuer !== undefined && spec.kind === 'edge') spec = { ...spec, route: { ...spec.route, ...issuer.route } }
+    server = await startServer(spec, options)
+    sessions = await createSessions(server.url, scenario.sessions, headers)
     // Over WebSocket every connection makes its own session and every answer is checked as it comes.
-    if (scenario.load.websocket !== true) await checkServer(server.url, sessions[0], scenario.load)
+    if (scenario.load.websocket !== true) await checkServer(server.url, sessions[0], scenario.load, headers)
   } catch (error) {
     await server?.stop()
     await redis?.stop()
+    await issuer?.stop()
     throw new SetupError((error as Error).message)
   }
   try {
-    const { load } = scenario
+    const load = issuer === undefined ? scenario.load : { ...scenario.load, authorization: issuer.authorization }
     const run = (seconds: number, idBase: number): Promise<WrkResult> =>
       load.websocket === true
         ? runWsLoad({ url: server.url, connections, durationS: seconds, tool: load.tool, protocolVersion: load.protocolVersion ?? '2025-11-25', idBase })
@@ -106,6 +112,7 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
   } finally {
     await server.stop()
     await redis?.stop()
+    await issuer?.stop()
   }
 }
 

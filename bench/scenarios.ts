@@ -25,6 +25,12 @@ export interface Scenario {
   sdkPeer?: string
   /** A service to start first; its URL goes into the server's store config. */
   needs?: 'redis'
+  /**
+   * Access control on the route: the runner starts a token issuer, adds its `auth` and `scopes` to
+   * the route (over `server.route`'s keys, which a row may extend, e.g. with `limits`) and sends its
+   * token with every request.
+   */
+  jwt?: true
   /** Why the scenario cannot run today, or undefined when it can. */
   unavailable?: () => string | undefined
   /**
@@ -108,6 +114,18 @@ export const SCENARIOS: Scenario[] = [
     label: 'mcp-edge tools/call, 1 session (memory)',
     group: 'mcp-edge',
     server: { kind: 'edge' },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
+    name: 'edge-jwt',
+    label: 'mcp-edge tools/call, 1 session, JWT auth (RS256, scope check)',
+    group: 'mcp-edge',
+    // The same row as edge-session with access control on: a JWT verified (RS256, the JWKS fetched
+    // once and cached), a required scope and a per-tool scope checked on every call.
+    server: { kind: 'edge' },
+    jwt: true,
     sessions: 1,
     load: ECHO,
     sdkPeer: SDK,

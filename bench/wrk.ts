@@ -22,6 +22,8 @@ export interface WrkLoad {
   stateless?: boolean
   /** Over WebSocket instead (ws-load.ts, not wrk): one session per connection. */
   websocket?: boolean
+  /** The Authorization header of every request (a JWT row). */
+  authorization?: string
 }
 
 export interface WrkOptions {
@@ -74,6 +76,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     BENCH_STATELESS: options.load.stateless === true ? '1' : '0',
     BENCH_THREADS: String(options.threads),
     BENCH_ID_BASE: String(options.idBase),
+    BENCH_AUTHORIZATION: options.load.authorization ?? '',
   }
   const [command, commandArgs] = pinned(LOAD_CORE, 'wrk', args)
   const started = performance.now()

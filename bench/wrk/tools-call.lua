@@ -10,6 +10,7 @@
 --                   envelope with the protocol version and client capabilities)
 --   BENCH_THREADS   wrk's -t, so ids from different threads never collide
 --   BENCH_ID_BASE   added to every id, so successive runs on the same sessions never reuse one
+--   BENCH_AUTHORIZATION  Authorization header of every request (empty: none)
 --
 -- An answer counts as an error unless: status 200, its JSON-RPC id is one this thread sent and has
 -- not seen answered yet, its text is exactly "echo: m<id>", and it carries BENCH_PROGRESS progress
@@ -40,6 +41,8 @@ function init(args)
   head = "POST " .. wrk.path .. " HTTP/1.1\r\nHost: " .. host ..
     "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
   if version ~= "" then head = head .. "MCP-Protocol-Version: " .. version .. "\r\n" end
+  local authorization = os.getenv("BENCH_AUTHORIZATION") or ""
+  if authorization ~= "" then head = head .. "Authorization: " .. authorization .. "\r\n" end
   envelope = ""
   if os.getenv("BENCH_STATELESS") == "1" then
     head = head .. "Mcp-Method: tools/call\r\nMcp-Name: " .. tool .. "\r\n"
