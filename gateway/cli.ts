@@ -6,6 +6,7 @@
  *   stdio  serves one route (`--route LOCATION`) over stdin/stdout, one session, until stdin ends;
  *          logs go to stderr.
  *   init   scaffolds a project in DIR (default: the working directory); see init/scaffold.ts.
+ *   reload asks the gateway serving that config to reload (SIGHUP) and prints the outcome.
  */
 import cluster from 'node:cluster'
 import path from 'node:path'
@@ -13,14 +14,15 @@ import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { openRouteWarning } from './edge/exposure.ts'
 import { needsPrimary, startCluster } from './server/cluster.ts'
-import { drainGateway } from './server/cluster-worker.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
 import { applyListenEnv } from './config/listen-env.ts'
 import type { GatewayConfig } from './config/types.ts'
 import { scaffold } from './init/scaffold.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { buildEndpoint } from './server/route-endpoint.ts'
-import { loadHandlers, startGateway } from './server/server.ts'
+import { requestReload } from './server/reload.ts'
+import { loadHandlers } from './server/server.ts'
+import { runSingleProcess } from './server/single-process.ts'
 import { createLogger } from './log/logger.ts'
 import { serveRouteOverStdio, StdioStartError } from './server/stdio.ts'
 import { MemoryStore } from './store/memory.ts'
@@ -30,6 +32,9 @@ const USAGE = `usage: mcp-edge <command> [--config FILE] [--route LOCATION]
 commands:
   start   serve the gateway (default config: ./config/gateway.yaml; PORT and HOST override listen)
   check   validate the config and load every handler module; prints ok or every problem
+  reload  check the config and handlers, then have the running gateway reload them (like
+          nginx -s reload); prints the outcome; exit 0, or 2 when nothing changed;
+          start --watch does the same whenever the config or a handler's folder changes
   init    scaffold a project in DIR (default: .): config/gateway.yaml, handlers/hello.ts,
           tsconfig.json, package.json scripts, Dockerfile; existing files are kept
   stdio   serve one route over stdin/stdout as newline-delimited JSON (--route LOCATION, optional
@@ -44,7 +49,7 @@ const EXIT_INVALID = 2
 export async function main(argv: string[]): Promise<number> {
   let parsed
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, route: { type: 'string', short: 'r' }, help: { type: 'boolean', short: 'h' } } })
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, route: { type: 'string', short: 'r' }, watch: { type: 'boolean', short: 'w' }, help: { type: 'boolean', short: 'h' } } })
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n${USAGE}`)
     return EXIT_USAGE
@@ -64,7 +69,9 @@ export async function main(argv: string[]): Promise<number> {
     case 'check':
       return check(file)
     case 'start':
-      return start(file)
+      return start(file, parsed.values.watch === true)
+    case 'reload':
+      return reload(file)
     case 'stdio':
       return stdio(file, parsed.values.route)
     default:
@@ -114,7 +121,7 @@ async function check(file: string): Promise<number> {
   return EXIT_OK
 }
 
-async function start(file: string): Promise<number> {
+async function start(file: string, watch: boolean): Promise<number> {
   const config = await readConfig(file)
   if (config === undefined) return EXIT_INVALID
   const envProblem = applyListenEnv(config)
@@ -129,28 +136,33 @@ async function start(file: string): Promise<number> {
     createLogger({ ...config.log, buffer: 0 }).warn({ host: exposed.host, routes: exposed.routes }, exposed.message)
   }
   if (needsPrimary(config)) {
-    return startCluster(config).then(() => EXIT_OK, (error: unknown) => {
+    return startCluster(config, { watch }).then(() => EXIT_OK, (error: unknown) => {
       process.stderr.write(`mcp-edge: cannot start: ${(error as Error).message}\n`)
       return EXIT_INVALID
     })
   }
-  let gateway
   try {
-    gateway = await startGateway(config)
+    // A reload applies PORT and HOST to the config it reads again, as here.
+    const { url, logger } = await runSingleProcess(config, { watch, override: (next) => void applyListenEnv(next) })
+    logger.info({ url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
   } catch (error) {
     process.stderr.write(`mcp-edge: cannot start: ${(error as Error).message}\n`)
     return EXIT_INVALID
   }
-  gateway.logger.info({ url: gateway.url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
-  const stop = (signal: string): void => {
-    gateway.logger.info({ signal }, 'shutting down')
-    drainGateway(gateway, config.drain_timeout * 1000).then(
-      () => process.exit(0),
-      () => process.exit(1),
-    )
+  return EXIT_OK
+}
+
+async function reload(file: string): Promise<number> {
+  const outcome = await requestReload(file)
+  if (typeof outcome === 'string') {
+    process.stderr.write(`mcp-edge reload: ${outcome}\n`)
+    return EXIT_INVALID
   }
-  process.once('SIGTERM', () => stop('SIGTERM'))
-  process.once('SIGINT', () => stop('SIGINT'))
+  if (!outcome.ok) {
+    process.stderr.write(`mcp-edge reload: refused; the gateway keeps serving what it served:\n${outcome.problems.join('\n')}\n`)
+    return EXIT_INVALID
+  }
+  process.stdout.write(`reloaded: ${outcome.detail ?? 'ok'}\n`)
   return EXIT_OK
 }
 

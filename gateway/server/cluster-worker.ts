@@ -9,29 +9,41 @@
  * Streams whose handler is still running when their connection ends keep going: their events reach
  * the log and the bus, so the worker where the client resumes forwards them.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { GatewayConfig } from '../config/types.ts'
-import { startGateway, type Gateway } from './server.ts'
+import { createLogger } from '../log/logger.ts'
+import { createStore } from '../store/create-store.ts'
+import { GatewayHost } from './gateway-host.ts'
+import type { Gateway } from './server.ts'
 import { RECONNECT_DELAY_MS, detachAllStreams } from '../transport/sse.ts'
 
 /** What the primary and a worker tell each other, besides the store's traffic. */
 export type ClusterSignal =
   | { mcpEdgeCluster: 'drain' }
   | { mcpEdgeCluster: 'fatal'; reason: string }
+  /** The primary checked the new config: load it and the handler modules as a new generation. */
+  | { mcpEdgeCluster: 'reload' }
+  | { mcpEdgeCluster: 'reloaded'; ok: boolean; problems: string[]; detail?: string }
 
 export function isClusterSignal(message: unknown): message is ClusterSignal {
   return typeof message === 'object' && message !== null && 'mcpEdgeCluster' in message
 }
 
 /**
- * Requests this process is still working on: connections still open once the idle ones are closed
- * (each carries a response not yet done: a JSON answer or an SSE stream), and handlers still running.
- * Counted at drain time only, so serving a request costs nothing for it.
+ * How long a drain leaves idle keep-alive connections open. Closing one races with a client that sends
+ * its next request on it at that moment (the request fails: a POST is not retried); a client that
+ * sends one within this time gets its answer with `Connection: close` and closes the connection itself.
  */
-async function inFlight(gateway: Gateway): Promise<number> {
-  const server = gateway.app.server
-  server.closeIdleConnections()
+const IDLE_GRACE_MS = 2000
+
+/**
+ * Requests this process is still working on: connections still open (each carries a response not yet
+ * done, or is idle and not yet closed) and handlers still running. Counted at drain time only, so
+ * serving a request costs nothing for it.
+ */
+async function inFlight(gateway: Gateway, server: Server, closeIdle: boolean): Promise<number> {
+  if (closeIdle) server.closeIdleConnections()
   const connections = await new Promise<number>((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)))
   let handlers = 0
   for (const endpoint of gateway.endpoints.values()) {
@@ -42,24 +54,25 @@ async function inFlight(gateway: Gateway): Promise<number> {
 
 /**
  * Stops the gateway gracefully: nothing new is accepted, SSE clients are told to reconnect, requests
- * in flight get up to `timeoutMs`; then whatever is left is closed.
+ * in flight get up to `timeoutMs`; then whatever is left is closed. `server` is the socket that
+ * listens (the app's own, or a single process's front server).
  */
-export async function drainGateway(gateway: Gateway, timeoutMs: number): Promise<void> {
-  const { app } = gateway
-  const server = app.server
-  const deadline = Date.now() + timeoutMs
+export async function drainGateway(gateway: Gateway, timeoutMs: number, server: Server = gateway.app.server): Promise<void> {
+  const started = Date.now()
+  const deadline = started + timeoutMs
+  const idleGraceMs = Math.min(IDLE_GRACE_MS, timeoutMs / 2)
   // Requests from now on are answered with `Connection: close`, so a client's next one opens a
-  // connection elsewhere; a connection that finishes a keep-alive response is idle, and closed below.
+  // connection elsewhere; connections still idle after the grace period are closed below.
   server.on('request', (_request: IncomingMessage, response: ServerResponse) => {
     response.shouldKeepAlive = false
   })
   // Not app.close() yet: it cuts every connection (forceCloseConnections), requests in flight included.
   server.close()
   const detached = detachAllStreams(RECONNECT_DELAY_MS)
-  gateway.logger.info({ detached, inFlight: await inFlight(gateway), timeoutMs }, 'draining')
+  gateway.logger.info({ detached, inFlight: await inFlight(gateway, server, false), timeoutMs }, 'draining')
   // Shutdown only: a short poll is simpler than making every request report its end.
-  while ((await inFlight(gateway)) > 0 && Date.now() < deadline) await sleep(25)
-  const left = await inFlight(gateway)
+  while ((await inFlight(gateway, server, Date.now() - started >= idleGraceMs)) > 0 && Date.now() < deadline) await sleep(25)
+  const left = await inFlight(gateway, server, true)
   if (left > 0) gateway.logger.warn({ inFlight: left }, 'drain timeout: closing what is left')
   detachAllStreams(RECONNECT_DELAY_MS)
   // Cutting a connection whose response just left can lose its tail: give the last ones a moment.
@@ -75,25 +88,44 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
     process.stderr.write(`${error.stack ?? error.message}\n`)
     process.exit(1)
   })
-  const gateway = await startGateway(config)
-  gateway.logger.info({ url: gateway.url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
+  const logger = createLogger(config.log)
+  const store = createStore(config.store, { logger })
+  const host = new GatewayHost(config, store, logger, overrideListen)
+  let url: string
+  try {
+    url = await host.start()
+  } catch (error) {
+    await store.close().catch(() => undefined)
+    throw error
+  }
+  logger.info({ url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
 
   let draining: Promise<void> | undefined
   const drain = (why: string): void => {
     if (draining !== undefined) return
-    gateway.logger.info({ why }, 'worker stopping')
-    draining = drainGateway(gateway, config.drain_timeout * 1000).then(
+    logger.info({ why }, 'worker stopping')
+    draining = host.drain(config.drain_timeout * 1000).then(() => store.close()).then(
       () => process.exit(0),
       (error: unknown) => {
-        gateway.logger.error({ err: error }, 'drain failed')
+        logger.error({ err: error }, 'drain failed')
         process.exit(1)
       },
     )
   }
   process.on('message', (message) => {
-    if (isClusterSignal(message) && message.mcpEdgeCluster === 'drain') drain('asked by the primary')
+    if (!isClusterSignal(message)) return
+    if (message.mcpEdgeCluster === 'drain') drain('asked by the primary')
+    if (message.mcpEdgeCluster === 'reload') {
+      void host.reload().then((outcome) => process.send?.({ mcpEdgeCluster: 'reloaded', ...outcome } satisfies ClusterSignal))
+    }
   })
   process.once('SIGTERM', () => drain('SIGTERM'))
   process.once('SIGINT', () => drain('SIGINT'))
   process.once('disconnect', () => drain('the primary is gone'))
+}
+
+/** The CLI's PORT and HOST, applied again to a reloaded config (the primary's environment is ours). */
+function overrideListen(config: GatewayConfig): void {
+  if (process.env.PORT !== undefined) config.listen.port = Number(process.env.PORT)
+  if (process.env.HOST !== undefined) config.listen.host = process.env.HOST
 }

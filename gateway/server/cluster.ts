@@ -1,12 +1,13 @@
 /**
  * The node:cluster primary (`workers: N | auto`, or `store: { type: cluster }`): forks the workers
  * that share the listening port, holds the cluster store's sessions when that is the store, replaces
- * a worker that dies (with backoff, logging why), rolls the workers over on SIGHUP (each new worker
- * loads the config and the handler modules afresh), and on SIGTERM/SIGINT drains them and exits 0.
+ * a worker that dies (with backoff, logging why), has the workers reload on SIGHUP (each loads the
+ * config and the handler modules afresh, after a check), and on SIGTERM/SIGINT drains them and exits 0.
  *
  *   primary ── ClusterStoreHost (MemoryStore) ◄──IPC──► worker 1 … worker N ──► shared port
  *      │ exit of a worker ──► log { code | signal, reason } ──► fork again after 0.1 s … 30 s
- *      │ SIGHUP ──► for each worker: fork a new one, once it listens drain the old one
+ *      │ SIGHUP ──► `mcp-edge check` in a child ──fails──► log every problem; the workers serve on
+ *      │             └─ok──► { reload } to every worker: each serves a new generation under its port
  *      └ SIGTERM ──► { drain } to every worker ──► all gone (or drain_timeout + 5 s, then SIGKILL) ──► exit 0
  *
  * The primary never loads handler code; a worker is the only place a request runs.
@@ -22,6 +23,7 @@ import { createLogger, flushLogger } from '../log/logger.ts'
 import { ClusterStoreHost } from '../store/cluster-host.ts'
 import { ClusterLimiterHost } from '../store/limiter-cluster.ts'
 import { MemoryLimiter } from '../store/limiter-memory.ts'
+import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
 import { MemoryStore } from '../store/memory.ts'
 
 /** A worker that lived less than this counts as a crash loop for the backoff. */
@@ -43,12 +45,12 @@ export function workerCount(config: GatewayConfig): number {
 }
 
 /** `mcp-edge start` under cluster: the primary forks and supervises; a worker serves. */
-export async function startCluster(config: GatewayConfig): Promise<void> {
+export async function startCluster(config: GatewayConfig, options: { watch?: boolean } = {}): Promise<void> {
   if (cluster.isPrimary) {
     if (config.store.type === 'memory') {
       throw new Error('store type memory cannot be shared by several workers: use cluster (the default when workers > 1) or redis')
     }
-    runPrimary(config)
+    runPrimary(config, options.watch === true)
     return
   }
   try {
@@ -70,7 +72,7 @@ interface WorkerState {
   fatal?: string
 }
 
-function runPrimary(config: GatewayConfig, logger: Logger = createLogger(config.log, { base: { role: 'primary' } })): void {
+function runPrimary(config: GatewayConfig, watch: boolean, logger: Logger = createLogger(config.log, { base: { role: 'primary' } })): void {
   const count = workerCount(config)
   const states = new Map<Worker, WorkerState>()
   let host: ClusterStoreHost | undefined
@@ -168,27 +170,49 @@ function runPrimary(config: GatewayConfig, logger: Logger = createLogger(config.
     }, config.drain_timeout * 1000 + EXIT_GRACE_MS)
   }
 
-  /** Replaces the workers one at a time: the new one listens before the old one drains. */
-  const reload = async (): Promise<void> => {
-    logger.info({ workers: states.size }, 'SIGHUP: replacing workers')
-    for (const old of [...states.keys()]) {
-      if (stopping) return
-      const fresh = fork()
-      const ok = await new Promise<boolean>((resolve) => {
-        fresh.once('listening', () => resolve(true))
-        fresh.once('exit', () => resolve(false))
-      })
-      if (!ok) {
-        logger.error('SIGHUP: a new worker failed to start; keeping the old ones')
-        return
-      }
-      retire(old)
+  /**
+   * Checks the new config and handlers in a fresh process first; only then asks every worker to load
+   * them as a new generation under its port (no connection closed, no request dropped). A failure
+   * leaves the workers serving what they served.
+   */
+  const reload = async (): Promise<{ ok: boolean; problems: string[]; detail?: string }> => {
+    const checked = await checkInChild(config.file)
+    if (!checked.ok) {
+      logger.error({ problems: checked.problems }, `reload refused, the workers keep serving the old config:\n${checked.problems.join('\n')}`)
+      return checked
     }
+    const workers = [...states].filter(([, state]) => state.listening && !state.retiring).map(([worker]) => worker)
+    const outcomes = await Promise.all(workers.map((worker) => reloadWorker(worker)))
+    const problems = outcomes.flatMap((outcome) => outcome.problems)
+    const reloaded = outcomes.filter((outcome) => outcome.ok).length
+    if (problems.length > 0) logger.error({ problems, reloaded, workers: workers.length }, 'reload: a worker could not reload')
+    else logger.info({ workers: reloaded }, 'reloaded')
+    return { ok: problems.length === 0, problems, detail: `${reloaded} of ${workers.length} workers reloaded` }
   }
+  const reloadWorker = (worker: Worker): Promise<{ ok: boolean; problems: string[] }> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => finish({ ok: false, problems: [`worker ${worker.id} did not reload within 60 s`] }), 60_000)
+      const onMessage = (message: unknown): void => {
+        if (isClusterSignal(message) && message.mcpEdgeCluster === 'reloaded') finish(message)
+      }
+      const onExit = (): void => finish({ ok: false, problems: [`worker ${worker.id} exited while reloading`] })
+      const finish = (outcome: { ok: boolean; problems: string[] }): void => {
+        clearTimeout(timer)
+        worker.off('message', onMessage)
+        worker.off('exit', onExit)
+        resolve(outcome)
+      }
+      worker.on('message', onMessage)
+      worker.once('exit', onExit)
+      worker.send({ mcpEdgeCluster: 'reload' } satisfies ClusterSignal)
+    })
+  const requestReload = serializeReloads(config.file, logger, reload)
 
   process.once('SIGTERM', () => shutdown('SIGTERM'))
   process.once('SIGINT', () => shutdown('SIGINT'))
-  process.on('SIGHUP', () => void reload())
+  process.on('SIGHUP', () => requestReload('SIGHUP'))
+  if (watch) watchForChanges(config, (file) => requestReload(`changed: ${file}`), logger)
+  void writePidFile(config.file).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the pid file: mcp-edge reload will not find this gateway'))
   for (let n = 0; n < count; n++) fork()
   logger.info({ workers: count, store: config.store.type, listen: config.listen, config: config.file }, 'mcp-edge primary started')
 }

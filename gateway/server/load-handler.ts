@@ -10,8 +10,18 @@ import { defineHandler, isHandler, type Handler } from '../registry/define-handl
 /** A route without a handler module (a pure proxy route) registers nothing of its own. */
 const NO_COMPONENTS = defineHandler(() => undefined)
 
-/** The module's handler: its default export made by `defineHandler`, or a plain setup function. */
-export async function loadHandler(file: string | undefined): Promise<Handler> {
+/**
+ * Marks the modules of a reload's generation: `mcp-edge`'s module hooks (generation-hooks.mjs) carry it
+ * from a handler module to the modules it imports of its own, so they load afresh too, while the
+ * gateway and node_modules stay the ones already loaded (one `defineHandler`, one `ToolError`).
+ */
+export const GENERATION_PARAMETER = 'mcp-edge-generation'
+
+/**
+ * The module's handler: its default export made by `defineHandler`, or a plain setup function.
+ * `generation` > 0 loads the module afresh (a reload) instead of from the module cache.
+ */
+export async function loadHandler(file: string | undefined, generation = 0): Promise<Handler> {
   if (file === undefined) return NO_COMPONENTS
   try {
     await access(file)
@@ -20,7 +30,9 @@ export async function loadHandler(file: string | undefined): Promise<Handler> {
   }
   let module: Record<string, unknown>
   try {
-    module = (await import(pathToFileURL(file).href)) as Record<string, unknown>
+    const url = pathToFileURL(file)
+    if (generation > 0) url.searchParams.set(GENERATION_PARAMETER, String(generation))
+    module = (await import(url.href)) as Record<string, unknown>
   } catch (error) {
     throw new EdgeError('MCP_EDGE_HANDLER_INVALID', `${file}: cannot load handler module: ${(error as Error).message}`)
   }

@@ -14,6 +14,7 @@ import type { Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
 import { EdgeCode, EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { Handler } from '../registry/define-handler.ts'
+import type { FrontServer } from './front-server.ts'
 import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
 import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
@@ -56,15 +57,22 @@ export interface GatewayOptions {
   store?: SessionStore
   /** A limiter to share with `store` (made beside the store when absent and some route has limits). */
   limiter?: Limiter
+  /**
+   * A listening socket owned apart from the app (a single process that reloads by swapping apps):
+   * the app serves through it once activated, and its connection bounds live there.
+   */
+  front?: FrontServer
+  /** Loads the handler modules afresh, as the n-th generation (a reload); 0 the first time. */
+  generation?: number
 }
 
 /** Loads every route's handler module; returns the handlers, or every problem found. */
-export async function loadHandlers(routes: readonly RouteConfig[]): Promise<{ handlers: Map<string, Handler>; problems: string[] }> {
+export async function loadHandlers(routes: readonly RouteConfig[], generation = 0): Promise<{ handlers: Map<string, Handler>; problems: string[] }> {
   const handlers = new Map<string, Handler>()
   const problems: string[] = []
   for (const route of routes) {
     try {
-      handlers.set(route.location, await loadHandler(route.handler))
+      handlers.set(route.location, await loadHandler(route.handler, generation))
     } catch (error) {
       problems.push(`route ${route.location}: ${(error as Error).message}`)
     }
@@ -75,7 +83,7 @@ export async function loadHandlers(routes: readonly RouteConfig[]): Promise<{ ha
 /** Builds (but does not start) the gateway. Throws when a handler module is missing or fails its setup. */
 export async function buildGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.log)
-  const { handlers, problems } = await loadHandlers(config.routes)
+  const { handlers, problems } = await loadHandlers(config.routes, options.generation)
   if (problems.length > 0) throw new Error(problems.join('\n'))
   const store = options.store ?? createStore(config.store, { logger })
   if (config.store.type !== 'memory' && config.request_state.key === undefined && !process.env.MCP_EDGE_REQUEST_STATE_KEY) {
@@ -96,11 +104,13 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     return503OnClosing: true,
     // SSE streams are ended by the endpoints before the app closes; what is left is cut, not awaited.
     forceCloseConnections: true,
-    // Slow clients (headers or a body that never arrive) are cut by the server's own sweep.
-    ...serverTimeouts(config.connections),
-    clientErrorHandler: clientErrorHandler(logger),
+    // Slow clients (headers or a body that never arrive) are cut by the server's own sweep; with a
+    // front server, that server is the one listening and holds these bounds itself.
+    ...(options.front !== undefined
+      ? { serverFactory: options.front.factory }
+      : { ...serverTimeouts(config.connections), clientErrorHandler: clientErrorHandler(logger) }),
   })
-  capConnections(app.server, config.connections, logger)
+  if (options.front === undefined) capConnections(app.server, config.connections, logger)
   app.removeAllContentTypeParsers()
   const jsonDepth = config.limits.json_depth
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {

@@ -1,0 +1,62 @@
+/**
+ * `mcp-edge start` as one process (`workers: 1`, a store of its own or Redis): a GatewayHost on the
+ * port, reloaded without a restart on SIGHUP, `mcp-edge reload` or (with `--watch`) a changed file:
+ *
+ *   SIGHUP ──► `mcp-edge check` in a child ──fails──► log every problem (file and line); keep serving
+ *                                      └─ok──► host.reload(): a new generation under the same port
+ *          ──► the outcome written where `mcp-edge reload` reads it
+ *   SIGTERM / SIGINT ──► drain ──► close the store ──► exit 0
+ */
+import type { Logger } from 'pino'
+import { createLogger } from '../log/logger.ts'
+import type { GatewayConfig } from '../config/types.ts'
+import { createStore } from '../store/create-store.ts'
+import { GatewayHost } from './gateway-host.ts'
+import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
+
+export interface SingleProcessOptions {
+  /** Reload when the config or a handler's folder changes (`--watch`). */
+  watch?: boolean
+  /** Applied to every config read, first and on reload (the CLI's PORT and HOST). */
+  override?: (config: GatewayConfig) => void
+}
+
+/** Starts serving; resolves once the port listens. The process exits after SIGTERM or SIGINT. */
+export async function runSingleProcess(config: GatewayConfig, options: SingleProcessOptions = {}): Promise<{ url: string; logger: Logger }> {
+  const logger = createLogger(config.log)
+  const store = createStore(config.store, { logger })
+  const host = new GatewayHost(config, store, logger, options.override)
+  let url: string
+  try {
+    url = await host.start()
+  } catch (error) {
+    await store.close().catch(() => undefined)
+    throw error
+  }
+  await writePidFile(config.file).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the pid file: mcp-edge reload will not find this gateway'))
+
+  const requestReload = serializeReloads(config.file, logger, async () => {
+    const checked = await checkInChild(config.file)
+    if (!checked.ok) {
+      logger.error({ problems: checked.problems }, `reload refused, the gateway keeps serving what it served:\n${checked.problems.join('\n')}`)
+      return checked
+    }
+    return host.reload()
+  })
+  process.on('SIGHUP', () => requestReload('SIGHUP'))
+  const stopWatching = options.watch === true ? watchForChanges(config, (file) => requestReload(`changed: ${file}`), logger) : () => undefined
+
+  let stopping = false
+  const stop = (signal: string): void => {
+    if (stopping) return
+    stopping = true
+    stopWatching()
+    logger.info({ signal }, 'shutting down')
+    host.drain(config.drain_timeout * 1000)
+      .then(() => store.close())
+      .then(() => process.exit(0), () => process.exit(1))
+  }
+  process.once('SIGTERM', () => stop('SIGTERM'))
+  process.once('SIGINT', () => stop('SIGINT'))
+  return { url, logger }
+}
