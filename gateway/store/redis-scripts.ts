@@ -146,10 +146,18 @@ if not raw then return nil end
 local m = open(raw)
 return {m[2], now(), redis.call('LRANGE', KEYS[2], 0, -1)}`
 
+/**
+ * KEYS: the channel (not a key: named so that Redis Cluster routes the script by it). ARGV: message.
+ * A bus channel's messages are all published on one node, so its subscribers get them in publish
+ * order; a plain PUBLISH from a cluster client goes to any node, and two nodes may deliver out of order.
+ */
+const publish = `return redis.call('PUBLISH', KEYS[1], ARGV[1])`
+
 /** Every script with its number of keys, as ioredis `defineCommand` takes them. */
 export const SCRIPTS = {
   mcpEdgeCreate: { numberOfKeys: 2, lua: create },
   mcpEdgeIndex: { numberOfKeys: 1, lua: index },
+  mcpEdgePublish: { numberOfKeys: 1, lua: publish },
   mcpEdgeGet: { numberOfKeys: 1, lua: get },
   mcpEdgeUpdate: { numberOfKeys: 1, lua: update },
   mcpEdgeTouch: { numberOfKeys: 1, lua: touch },

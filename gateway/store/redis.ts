@@ -105,7 +105,7 @@ export class RedisStore implements SessionStore {
     this.#commands = connectRedis(connection, 'commands')
     for (const [name, script] of Object.entries(SCRIPTS)) this.#commands.defineCommand(name, script)
     this.#subscriber = connectRedis(connection, 'subscriber')
-    this.bus = new RedisBus((channel, text) => this.#run(() => this.#commands.publish(this.#busPattern + channel, text)))
+    this.bus = new RedisBus((channel, text) => this.#script('mcpEdgePublish', this.#busPattern + channel, text))
 
     // Either connection dropping means Redis may be away: stop serving cached records at once, so
     // requests learn it (503) rather than run on records that may have changed meanwhile.
