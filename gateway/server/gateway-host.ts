@@ -19,7 +19,7 @@ import type { Logger } from 'pino'
 import { loadConfig } from '../config/load.ts'
 import type { GatewayConfig } from '../config/types.ts'
 import type { SessionStore } from '../store/store.ts'
-import { drainGateway } from './cluster-worker.ts'
+import { drainGateway } from './drain.ts'
 import { FrontServer } from './front-server.ts'
 import { buildGateway, type Gateway } from './server.ts'
 
