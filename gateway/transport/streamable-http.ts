@@ -225,12 +225,12 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
       }
       case 'notification':
         return endpoint.handleNotification(record, incoming.message).then(() => {
-          log.end(started, incoming.message.method, 202, record.id)
+          log.end(started, incoming.message.method, 202, record.id, undefined, record.principal)
           reply.code(202).send()
         })
       case 'response':
         endpoint.handleResponse(record, incoming.message)
-        log.end(started, 'response', 202, record.id)
+        log.end(started, 'response', 202, record.id, undefined, record.principal)
         reply.code(202).send()
         return undefined
     }
@@ -244,7 +244,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
         log.end(started, 'initialize', refusal.status, undefined)
         return replyError(reply, refusal, request.id)
       }
-      log.end(started, 'initialize', 200, record.id)
+      log.end(started, 'initialize', 200, record.id, undefined, record.principal)
       return reply.code(200).header('content-type', 'application/json').header('mcp-session-id', record.id).send(JSON.stringify(response))
     } catch (error) {
       if (error instanceof StoreUnavailableError) {
