@@ -14,9 +14,9 @@ export interface FailureLog {
 }
 
 /** Logs `error` at error level with its stack and a fresh reference; returns the reference. */
-export function reportFailure(log: FailureLog, error: unknown, fields: Record<string, unknown>): string {
+export function reportFailure(log: FailureLog, error: unknown, fields: Record<string, unknown>, message = 'handler failed'): string {
   const ref = randomBytes(6).toString('base64url')
-  log.error({ ...fields, ref, err: error }, 'handler failed')
+  log.error({ ...fields, ref, err: error }, message)
   return ref
 }
 

@@ -138,7 +138,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     // Fastify's other refusals (a malformed request line, …) keep Fastify's status.
     const status = error.statusCode ?? EdgeCode.MCP_EDGE_INTERNAL.status
     if (status < EdgeCode.MCP_EDGE_INTERNAL.status) return replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', error.message, { status }))
-    const ref = reportFailure(logger, error, { reqId: request.id, url: request.url })
+    const ref = reportFailure(logger, error, { reqId: request.id, url: request.url }, 'request failed')
     return replyError(reply, new EdgeError('MCP_EDGE_INTERNAL', internalErrorText(ref)), idOf(request.body))
   })
   app.setNotFoundHandler((request, reply) =>
