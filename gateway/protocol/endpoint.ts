@@ -30,6 +30,7 @@ import type { Envelope } from './stateless/envelope.ts'
 import type { RequestStateCodec } from './stateless/request-state.ts'
 import { checkInitializeSizes, tooManyHidden } from './session-limits.ts'
 import { negotiateVersion } from '../wire/versions.ts'
+import { traceDispatch, tracing, type TraceHeaders } from './tracing.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 
@@ -131,8 +132,17 @@ export class McpEndpoint implements ContextHost {
    * Serves one request of a session; the outcome reaches the client through `sink`. Never throws.
    * Synchronous when the method is (a tool returning a value): no promise, no in-flight entry, since
    * nothing can cancel a request that finishes before the event loop turns. A promise otherwise.
+   * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
-  handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {
+  handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
+    if (tracing.on) {
+      const facts = { sessionId: record.id, protocolVersion: record.protocolVersion, address: caller.address, headers }
+      return traceDispatch(request, sink, facts, (traced) => this.#dispatch(record, request, traced, caller))
+    }
+    return this.#dispatch(record, request, sink, caller)
+  }
+
+  #dispatch(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {
     const method = this.#methods.get(request.method)
     if (method === undefined) {
       sink.respond(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method}`))

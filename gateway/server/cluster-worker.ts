@@ -6,6 +6,7 @@
  */
 import type { GatewayConfig } from '../config/types.ts'
 import { createLogger } from '../log/logger.ts'
+import { startTracing, stopTracing } from '../protocol/tracing.ts'
 import { createStore } from '../store/create-store.ts'
 import { GatewayHost } from './gateway-host.ts'
 
@@ -30,6 +31,7 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
     process.exit(1)
   })
   const logger = createLogger(config.log)
+  await startTracing(logger)
   const store = createStore(config.store, { logger })
   const host = new GatewayHost(config, store, logger, overrideListen)
   let url: string
@@ -45,7 +47,7 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
   const drain = (why: string): void => {
     if (draining !== undefined) return
     logger.info({ why }, 'worker stopping')
-    draining = host.drain(config.drain_timeout * 1000).then(() => store.close()).then(
+    draining = host.drain(config.drain_timeout * 1000).then(() => store.close()).then(stopTracing).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'drain failed')

@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino'
 import { createLogger } from '../log/logger.ts'
+import { startTracing, stopTracing } from '../protocol/tracing.ts'
 import type { GatewayConfig } from '../config/types.ts'
 import { createStore } from '../store/create-store.ts'
 import { GatewayHost } from './gateway-host.ts'
@@ -24,6 +25,7 @@ export interface SingleProcessOptions {
 /** Starts serving; resolves once the port listens. The process exits after SIGTERM or SIGINT. */
 export async function runSingleProcess(config: GatewayConfig, options: SingleProcessOptions = {}): Promise<{ url: string; logger: Logger }> {
   const logger = createLogger(config.log)
+  await startTracing(logger)
   const store = createStore(config.store, { logger })
   const host = new GatewayHost(config, store, logger, options.override)
   let url: string
@@ -54,6 +56,7 @@ export async function runSingleProcess(config: GatewayConfig, options: SinglePro
     logger.info({ signal }, 'shutting down')
     host.drain(config.drain_timeout * 1000)
       .then(() => store.close())
+      .then(stopTracing)
       .then(() => process.exit(0), () => process.exit(1))
   }
   process.once('SIGTERM', () => stop('SIGTERM'))

@@ -3,6 +3,7 @@
  * to stderr, since stdout carries JSON-RPC only.
  */
 import { createLogger } from '../log/logger.ts'
+import { startTracing, stopTracing } from '../protocol/tracing.ts'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { MemoryStore } from '../store/memory.ts'
@@ -27,6 +28,7 @@ export async function serveRouteOverStdio(config: GatewayConfig, route: RouteCon
   console.log = console.info = console.debug = console.error
   const logger = createLogger(config.log, { dest: 2, sync: true })
   // One session in one process: nothing to share with other workers, and nothing to replay.
+  await startTracing(logger)
   const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
   let endpoint
   try {
@@ -45,6 +47,7 @@ export async function serveRouteOverStdio(config: GatewayConfig, route: RouteCon
   await server.done
   endpoint.close()
   await store.close()
+  await stopTracing()
   // Whatever a handler module left running (timers, sockets) must not keep the process alive.
   setTimeout(() => process.exit(), STOP_GRACE_MS).unref()
 }

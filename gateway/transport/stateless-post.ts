@@ -66,7 +66,7 @@ export function statelessPost(request: FastifyRequest, reply: FastifyReply, inco
     exchange.respond(resultMessage(message.id, dispatcher.complete(toolLimitResult(toolLimit))))
     return undefined
   }
-  return dispatcher.handle(message, envelope, exchange, callerOf(request))
+  return dispatcher.handle(message, envelope, exchange, callerOf(request), request.headers)
 }
 
 function checkToolHeaders(request: FastifyRequest, endpoint: McpEndpoint, params: JsonObject): void {

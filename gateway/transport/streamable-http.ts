@@ -221,7 +221,7 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
           exchange.respond(resultMessage(incoming.message.id, toolLimitResult(toolLimit)))
           return undefined
         }
-        return endpoint.handleRequest(record, incoming.message, exchange, callerOf(request))
+        return endpoint.handleRequest(record, incoming.message, exchange, callerOf(request), request.headers)
       }
       case 'notification':
         return endpoint.handleNotification(record, incoming.message).then(() => {

@@ -27,6 +27,7 @@ import { META_SERVER_INFO, STATELESS_VERSIONS, type Envelope } from './envelope.
 import { META_SUBSCRIPTION_ID, type ListenRegistry, type SubscriptionFilter } from './listen.ts'
 import { paramsDigest, type RequestStateCodec } from './request-state.ts'
 import { checkListenSubscriptions } from '../session-limits.ts'
+import { traceDispatch, tracing, type TraceHeaders } from '../tracing.ts'
 
 /** Methods a stateless request may use beyond discover and listen; the rest are removed in 2026-07-28. */
 const SHARED_METHODS: ReadonlySet<string> = new Set([
@@ -82,8 +83,17 @@ export class StatelessDispatcher {
   /**
    * Serves a request whose method passed `isStatelessMethod`; the outcome reaches the client through
    * `sink`. Synchronous when the method is (no promise on the hot path); a promise otherwise.
+   * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
-  handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller): Promise<void> | undefined {
+  handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
+    if (tracing.on) {
+      const facts = { sessionId: '', protocolVersion: envelope.protocolVersion, address: caller.address, headers }
+      return traceDispatch(request, sink, facts, (traced) => this.#dispatch(request, envelope, traced, caller))
+    }
+    return this.#dispatch(request, envelope, sink, caller)
+  }
+
+  #dispatch(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller): Promise<void> | undefined {
     if (request.method === 'server/discover') {
       sink.respond(resultMessage(request.id, this.#complete({ ...this.#discover }, this.#endpoint.route.cache)))
       return undefined
