@@ -18,6 +18,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { loadConfig } from '../config/load.ts'
 import type { GatewayConfig } from '../config/types.ts'
+import { createLimiter } from '../store/create-limiter.ts'
+import type { Limiter } from '../store/limiter.ts'
 import type { SessionStore } from '../store/store.ts'
 import { drainGateway } from './drain.ts'
 import { FrontServer } from './front-server.ts'
@@ -37,6 +39,8 @@ export class GatewayHost {
   readonly front: FrontServer
   readonly #config: GatewayConfig
   readonly #store: SessionStore
+  /** Shared by every generation like the store: counters survive a reload, and no connection is made anew. */
+  readonly #limiter: Limiter
   readonly #logger: Logger
   readonly #override: (config: GatewayConfig) => void
   #current: Gateway | undefined
@@ -48,6 +52,7 @@ export class GatewayHost {
     this.#logger = logger
     this.#override = override
     this.front = new FrontServer(config.connections, logger)
+    this.#limiter = createLimiter(config.store, { store })
     // Every generation must verify the requestState the one before signed (a stateless round may
     // span a reload): without a configured key, one random key for the life of the process.
     if (config.store.type === 'memory' && config.request_state.key === undefined && process.env.MCP_EDGE_REQUEST_STATE_KEY === undefined) {
@@ -63,7 +68,7 @@ export class GatewayHost {
 
   /** Builds the first generation and listens; resolves with the base URL bound. */
   async start(): Promise<string> {
-    const gateway = await buildGateway(this.#config, { logger: this.#logger, store: this.#store, front: this.front })
+    const gateway = await buildGateway(this.#config, { logger: this.#logger, store: this.#store, limiter: this.#limiter, front: this.front })
     await gateway.app.ready()
     this.front.activate(gateway.app.server)
     this.#current = gateway
@@ -83,7 +88,7 @@ export class GatewayHost {
     try {
       next = await loadConfig(this.#config.file)
       this.#override(next)
-      fresh = await buildGateway(next, { logger: this.#logger, store: this.#store, front: this.front, generation: this.#generation + 1 })
+      fresh = await buildGateway(next, { logger: this.#logger, store: this.#store, limiter: this.#limiter, front: this.front, generation: this.#generation + 1 })
       await fresh.app.ready()
     } catch (error) {
       const problems = String((error as Error).message).split('\n')
@@ -111,8 +116,9 @@ export class GatewayHost {
   }
 
   /** Stops accepting, drains the generation serving now; the store is the caller's to close. */
-  drain(timeoutMs: number): Promise<void> {
-    return drainGateway(this.gateway, timeoutMs, this.front.server)
+  async drain(timeoutMs: number): Promise<void> {
+    await drainGateway(this.gateway, timeoutMs, this.front.server)
+    await this.#limiter.close().catch(() => undefined)
   }
 
   /** Lets an old generation finish what it took, then ends it; its sessions live on in the store. */
