@@ -11,7 +11,7 @@ t.setTimeout(120_000)
 
 t.test('starting on Redis logs nothing at warn or above', async (t) => {
   const redis = await startRedis(t)
-  const gateway = await startGatewayProcess(t, { store: { type: 'redis', url: redis.url, key_prefix: `start-${process.pid}:` }, routes: [liveRoute] })
+  const gateway = await startGatewayProcess(t, { store: { type: 'redis', url: redis.url, key_prefix: `start-${process.pid}:` }, routes: [liveRoute], request_state: { key: 'a-shared-key-of-32-characters-at' } })
   // The buffered log is flushed every second: wait for a line written after the start's.
   const response = await fetch(`${gateway.url}/healthz`)
   t.equal(response.status, 200)
