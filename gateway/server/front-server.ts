@@ -31,8 +31,9 @@ export class FrontServer {
   constructor(connections: ConnectionsConfig, logger: Logger) {
     const { http, requestTimeout } = serverTimeouts(connections)
     this.server = createServer(http, (request: IncomingMessage, response: ServerResponse) => {
+      // The host listens only after activating its first generation; nothing to answer with before.
       if (this.#current === undefined) {
-        response.writeHead(503, { 'retry-after': '1', connection: 'close' }).end()
+        request.socket.destroy()
         return
       }
       this.#current.handle(request, response)
