@@ -9,6 +9,7 @@
  * includes the client's share; it is an end-to-end upper bound of what the gateway takes.
  */
 import http from 'node:http'
+import { SseParser } from '../gateway/client/sse-parser.ts'
 import { McpHttp, pool, PROTOCOL_VERSION } from './mcp-http.ts'
 import { startServer } from './servers.ts'
 
@@ -41,16 +42,12 @@ function openStream(url: string, sessionId: string, onUpdate: () => void): Promi
         return
       }
       const stream: Stream = { seen: 0, onUpdate, close: () => request.destroy() }
-      let buffered = ''
+      const parser = new SseParser()
       response.on('error', () => undefined) // the runner destroys the streams at the end
       response.setEncoding('utf8')
       response.on('data', (chunk: string) => {
-        buffered += chunk
-        let end
-        while ((end = buffered.indexOf('\n\n')) >= 0) {
-          const event = buffered.slice(0, end)
-          buffered = buffered.slice(end + 2)
-          if (event.includes(NOTIFICATION) && event.includes(WATCHED_URI)) {
+        for (const { data } of parser.push(chunk)) {
+          if (data.includes(NOTIFICATION) && data.includes(WATCHED_URI)) {
             stream.seen++
             stream.onUpdate()
           }

@@ -4,6 +4,7 @@
  * cheap next to the server it measures.
  */
 import http from 'node:http'
+import { SseParser } from '../gateway/client/sse-parser.ts'
 
 export const PROTOCOL_VERSION = '2025-11-25'
 
@@ -122,7 +123,7 @@ export class McpHttp {
 
 /** The message with `id` in a JSON body or in an SSE body's data lines. */
 export function answerOf(body: string, id: number | string): McpAnswer | undefined {
-  const candidates = body.startsWith('{') ? [body] : body.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6))
+  const candidates = body.startsWith('{') ? [body] : new SseParser().push(body, true).map((event) => event.data)
   for (const candidate of candidates) {
     if (candidate === '') continue
     const message = JSON.parse(candidate) as McpAnswer

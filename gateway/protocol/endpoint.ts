@@ -1,35 +1,37 @@
 /**
- * One route's protocol engine: creates sessions (initialize), dispatches requests to the method
- * tables, turns failures into JSON-RPC errors, and routes notifications and answers from the client.
- * Transport-agnostic: transports hand it parsed messages and a `RequestSink`.
+ * One route's protocol engine: dispatches a session's requests to the method table, turns failures
+ * into JSON-RPC errors, and routes the client's notifications and answers. Transport-agnostic:
+ * transports hand it parsed messages and a `RequestSink`. What a session is made of lives beside it:
+ * its lifecycle (`session-lifecycle.ts`), what this worker holds for it (`live-sessions.ts`), what a
+ * handler sees of it (`session-views.ts`), the route's events (`route-events.ts`).
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
 import type { Caller } from '../wire/caller.ts'
 import { ComponentScopes } from '../registry/component-scopes.ts'
-import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
+import type { SessionView } from '../registry/context.ts'
 import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
 import type { Registry } from '../registry/registry.ts'
+import type { RouteEvent, RouteEventListener } from '../registry/route-server-api.ts'
 import { StoreUnavailableError, type SessionRecord, type SessionStore } from '../store/store.ts'
-import { serverCapabilities, serverInfo } from './capabilities.ts'
-import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
-import type { ClientRequestOptions, ComponentKind, SessionView } from '../registry/context.ts'
+import { EdgeCode, McpError, RpcCode } from '../wire/errors.ts'
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
 import { errorMessage, notification, resultMessage } from '../wire/jsonrpc.ts'
-import { LiveSessions } from './live-sessions.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
+import { serverCapabilities, serverInfo } from './capabilities.ts'
+import { LiveSessions } from './live-sessions.ts'
 import { methodTable, type MethodHandler } from './methods/index.ts'
 import { Notifier } from './notifier.ts'
 import type { ContextHost } from './request-context.ts'
 import { HandlerRequestContext } from './request-context.ts'
-import type { RouteEvent, RouteEventListener } from '../registry/route-server-api.ts'
+import { RouteEvents } from './route-events.ts'
+import { SessionLifecycle } from './session-lifecycle.ts'
+import { SessionViews } from './session-views.ts'
 import type { RequestSink, SessionOutlet } from './sink.ts'
 import { StatelessDispatcher } from './stateless/dispatch.ts'
 import type { Envelope } from './stateless/envelope.ts'
 import type { RequestStateCodec } from './stateless/request-state.ts'
-import { checkInitializeSizes, tooManyHidden } from './session-limits.ts'
-import { negotiateVersion } from '../wire/versions.ts'
 import { traceDispatch, tracing, type TraceHeaders } from './tracing.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
@@ -57,8 +59,9 @@ export class McpEndpoint implements ContextHost {
   readonly logging: boolean
   readonly idleTtlMs: number
   readonly #methods: Map<string, MethodHandler>
-  readonly #initializeResult: JsonObject
-  readonly #listeners = new Map<RouteEvent, Set<RouteEventListener>>()
+  readonly #lifecycle: SessionLifecycle
+  readonly #views: SessionViews
+  readonly #events: RouteEvents
   #clientRequestSeq = 0
   /** False while the handler's setup runs: what it registers is no change to announce (see `setupDone`). */
   #announcing = false
@@ -83,9 +86,13 @@ export class McpEndpoint implements ContextHost {
     this.scopes = ComponentScopes.from(route.scopes, registry)
     const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }
     if (route.server.instructions !== undefined) result.instructions = route.server.instructions
-    this.#initializeResult = result
+    this.#lifecycle = new SessionLifecycle(route, store, this.notifier, result)
+    this.#views = new SessionViews(this)
+    this.#events = new RouteEvents(logger)
     this.stateless = new StatelessDispatcher(this, codec, { capabilities: result.capabilities as JsonObject, instructions: route.server.instructions })
-    registry.onChange((list) => this.#listChanged(list))
+    registry.onChange((list) => {
+      if (this.#announcing) this.#views.listChanged(list)
+    })
   }
 
   /**
@@ -97,35 +104,9 @@ export class McpEndpoint implements ContextHost {
     this.#announcing = true
   }
 
-  /** Creates a session for an initialize request; throws McpError when params are invalid or the route is full. */
-  async initialize(request: JsonRpcRequest, principal?: string): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
-    const params = request.params ?? EMPTY_PARAMS
-    if (typeof params.protocolVersion !== 'string') {
-      throw new McpError(RpcCode.InvalidParams, 'initialize needs params.protocolVersion (a string)')
-    }
-    if (params.capabilities !== undefined && (typeof params.capabilities !== 'object' || params.capabilities === null)) {
-      throw new McpError(RpcCode.InvalidParams, 'params.capabilities must be an object')
-    }
-    checkInitializeSizes(params, this.route.limits)
-    if ((await this.store.count(this.route.location)) >= this.route.max_sessions) {
-      throw new EdgeError('MCP_EDGE_TOO_MANY_SESSIONS', `Too many sessions on ${this.route.location} (max_sessions ${this.route.max_sessions}); retry later`)
-    }
-    const protocolVersion = negotiateVersion(params.protocolVersion)
-    const record: SessionRecord = {
-      id: randomUUID(),
-      route: this.route.location,
-      protocolVersion,
-      clientInfo: params.clientInfo as SessionRecord['clientInfo'],
-      clientCapabilities: (params.capabilities ?? {}) as SessionRecord['clientCapabilities'],
-      principal,
-      createdAt: Date.now(),
-      initialized: false,
-      logLevel: undefined,
-      subscriptions: [],
-      hidden: [],
-    }
-    await this.store.create(record, this.idleTtlMs)
-    return { record, response: resultMessage(request.id, { protocolVersion, ...this.#initializeResult }) }
+  /** Creates a session for an initialize request; throws McpError when params are invalid, EdgeError when the route is full. */
+  initialize(request: JsonRpcRequest, principal?: string): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
+    return this.#lifecycle.initialize(request, principal)
   }
 
   /**
@@ -236,33 +217,22 @@ export class McpEndpoint implements ContextHost {
       const record = await this.store.get(id).catch(() => undefined)
       await extension.sessionEnded(record, id).catch((error: unknown) => this.logger.warn({ err: error, sessionId: id }, 'ending upstream sessions failed'))
     }
-    const existed = await this.store.delete(id)
-    this.notifier.ended(id)
-    return existed
+    return this.#lifecycle.delete(id)
   }
 
   /** Makes `outlet` the session's standalone stream on this worker; false when one is already open. */
   openOutlet(sessionId: string, outlet: SessionOutlet): boolean {
-    const live = this.live.hold(sessionId)
-    if (live.outlet !== undefined) return false
-    live.outlet = outlet
-    return true
+    return this.live.openOutlet(sessionId, outlet)
   }
 
+  /** Forgets `outlet` if it is still the session's standalone stream. */
   closeOutlet(sessionId: string, outlet: SessionOutlet): void {
-    const live = this.live.get(sessionId)
-    if (live === undefined || live.outlet !== outlet) return
-    live.outlet = undefined
-    this.live.release(sessionId, live)
+    this.live.closeOutlet(sessionId, outlet)
   }
 
   /** Sends resources/updated to `sessionIds` (default: every session of the route) subscribed to `uri`. */
-  async resourceUpdated(uri: string, sessionIds?: string[]): Promise<void> {
-    if (sessionIds === undefined) this.notifier.resourceUpdated(uri)
-    for (const id of sessionIds ?? (await this.store.sessionIds(this.route.location))) {
-      const record = await this.store.get(id)
-      if (record?.subscriptions.includes(uri)) this.notifier.notifySession(id, notification('notifications/resources/updated', { uri }))
-    }
+  resourceUpdated(uri: string, sessionIds?: string[]): Promise<void> {
+    return this.#views.resourceUpdated(uri, sessionIds)
   }
 
   /** Sends a log message to every session of the route whose level lets it through. */
@@ -274,21 +244,14 @@ export class McpEndpoint implements ContextHost {
     this.notifier.notifyRoute(notification('notifications/message', params), level)
   }
 
+  /** Adds a handler module's listener for a route event. */
   on(event: RouteEvent, listener: RouteEventListener): void {
-    let listeners = this.#listeners.get(event)
-    if (listeners === undefined) this.#listeners.set(event, (listeners = new Set()))
-    listeners.add(listener)
+    this.#events.on(event, listener)
   }
 
+  /** Tells the route event's listeners, with the session as they see it. */
   emit(event: RouteEvent, record: SessionRecord, params: JsonObject): void {
-    const listeners = this.#listeners.get(event)
-    if (listeners === undefined) return
-    const session = this.sessionView(record)
-    for (const listener of listeners) {
-      Promise.resolve()
-        .then(() => listener(session, params))
-        .catch((error: unknown) => this.logger.error({ err: error, event, sessionId: record.id }, 'route event listener failed'))
-    }
+    this.#events.emit(event, record.id, () => this.sessionView(record), params)
   }
 
   // ---- ContextHost ---------------------------------------------------------------------------
@@ -303,58 +266,12 @@ export class McpEndpoint implements ContextHost {
   }
 
   sessionView(record: SessionRecord): SessionView {
-    const endpoint = this
-    const ask: Ask = (method, params, options) => endpoint.#askSession(record.id, method, params, options)
-    return {
-      id: record.id,
-      protocolVersion: record.protocolVersion,
-      clientInfo: record.clientInfo,
-      clientCapabilities: record.clientCapabilities,
-      resourceUpdated: (uri) => endpoint.resourceUpdated(uri, [record.id]),
-      enable: (kind, name) => endpoint.#setHidden(record.id, kind, name, false),
-      disable: (kind, name) => endpoint.#setHidden(record.id, kind, name, true),
-      elicit: (message, schema, options) => elicit(record.clientCapabilities, ask, message, schema, options),
-      createMessage: (messages, maxTokens, options) => createMessage(record.clientCapabilities, ask, messages, maxTokens, options),
-      listRoots: (options) => listRoots(record.clientCapabilities, ask, options),
-      ping: async (options) => {
-        await ask('ping', undefined, options)
-      },
-    }
-  }
-
-  /** A server→client request on the session's standalone stream, outside any request. */
-  #askSession(sessionId: string, method: string, params: JsonObject | undefined, options: ClientRequestOptions = {}): Promise<unknown> {
-    const live = this.live.hold(sessionId)
-    return askClient({
-      id: this.nextClientRequestId(),
-      method,
-      params,
-      options,
-      defaultTimeoutMs: this.readTimeoutMs,
-      awaiting: live.awaiting,
-      send: (message) => this.notifier.notifySession(sessionId, message),
-      onSettled: () => this.live.release(sessionId, live),
-    })
+    return this.#views.sessionView(record)
   }
 
   /** What a stateless request's handler sees as its session: the envelope, and no per-session state. */
   statelessSession(envelope: Envelope): SessionView {
-    const noSession = async (): Promise<never> => {
-      throw new EdgeError('MCP_EDGE_SESSION_REQUIRED', 'this needs a session; a stateless request asks the client through ctx')
-    }
-    return {
-      id: '',
-      protocolVersion: envelope.protocolVersion,
-      clientInfo: envelope.clientInfo,
-      clientCapabilities: envelope.clientCapabilities,
-      resourceUpdated: (uri) => this.resourceUpdated(uri),
-      enable: noSession,
-      disable: noSession,
-      elicit: noSession,
-      createMessage: noSession,
-      listRoots: noSession,
-      ping: noSession,
-    }
+    return this.#views.statelessSession(envelope)
   }
 
   close(): void {
@@ -364,29 +281,12 @@ export class McpEndpoint implements ContextHost {
     for (const id of [...this.live.ids()]) this.live.end(id)
   }
 
-  async #setHidden(sessionId: string, kind: ComponentKind, name: string, hidden: boolean): Promise<void> {
-    const key = `${kind}:${name}`
-    const max = this.route.limits.hidden_components
-    const updated = await this.store.update(sessionId, hidden ? { hide: key, max } : { show: key })
-    if (hidden && updated !== undefined && !updated.hidden.includes(key)) throw tooManyHidden(this.route.limits)
-    const list = kind === 'tool' ? 'tools' : kind === 'prompt' ? 'prompts' : 'resources'
-    if (this.#listChangedDeclared(list)) this.notifier.notifySession(sessionId, notification(`notifications/${list}/list_changed`))
-  }
-
-  #listChanged(list: 'tools' | 'prompts' | 'resources'): void {
-    if (this.#announcing && this.#listChangedDeclared(list)) this.notifier.notifyRoute(notification(`notifications/${list}/list_changed`))
-  }
-
-  #listChangedDeclared(list: 'tools' | 'prompts' | 'resources'): boolean {
-    const capability = this.route.capabilities[list]
-    return capability !== false && capability.list_changed
-  }
-
   #errorResponse(request: JsonRpcRequest, record: SessionRecord, error: unknown): JsonRpcResponse {
     if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
     if (error instanceof StoreUnavailableError) {
       this.logger.warn({ err: error, sessionId: record.id, method: request.method }, 'session store unavailable')
-      return errorMessage(request.id, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.rpc, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.message)
+      const row = EdgeCode.MCP_EDGE_STORE_UNAVAILABLE
+      return errorMessage(request.id, row.rpc, row.message)
     }
     const ref = reportFailure(this.logger, error, { sessionId: record.id, method: request.method, requestId: request.id })
     return errorMessage(request.id, RpcCode.InternalError, internalErrorText(ref))

@@ -48,6 +48,22 @@ export class LiveSessions {
     if (live.idle && this.#sessions.get(id) === live) this.#sessions.delete(id)
   }
 
+  /** Makes `outlet` the session's standalone stream on this worker; false when one is already open. */
+  openOutlet(id: string, outlet: SessionOutlet): boolean {
+    const live = this.hold(id)
+    if (live.outlet !== undefined) return false
+    live.outlet = outlet
+    return true
+  }
+
+  /** Forgets `outlet` if it is still the session's standalone stream. */
+  closeOutlet(id: string, outlet: SessionOutlet): void {
+    const live = this.#sessions.get(id)
+    if (live === undefined || live.outlet !== outlet) return
+    live.outlet = undefined
+    this.release(id, live)
+  }
+
   /** Ends everything held for a session (it was deleted or expired). */
   end(id: string): void {
     const live = this.#sessions.get(id)

@@ -22,9 +22,9 @@ import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from 
 import { classify, errorMessage, idOf } from '../wire/jsonrpc.ts'
 import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
 import { isStatelessMethod, type StatelessSink } from '../protocol/stateless/dispatch.ts'
-import { isStateless, META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'
-import { StoreUnavailableError } from '../store/store.ts'
+import { META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'
 import { parseMessageText, type UnparsedMessageError } from './json-text.ts'
+import { findSession, openSession, serveSession, wayOf } from './session-door.ts'
 
 /** What a session needs from its channel. */
 export interface MessageChannel {
@@ -152,18 +152,24 @@ export class MessageSession {
       this.send(errorMessage(idOf(body), rpc.code, rpc.message))
       return
     }
-    if (this.#sessionId === undefined) {
-      if (incoming.kind === 'request' && isStateless(body, undefined)) this.#stateless(incoming.message)
-      else if (incoming.kind === 'notification' && incoming.message.method === 'notifications/cancelled') this.#cancelStateless(incoming.message.params)
-      else if (incoming.kind === 'request' && incoming.message.method === 'initialize') await this.#initialize(incoming.message)
+    const sessionId = this.#sessionId
+    const way = wayOf(incoming, body, sessionId !== undefined)
+    if (way === 'stateless' && incoming.kind === 'request') return this.#stateless(incoming.message)
+    if (sessionId === undefined) {
+      if (incoming.kind === 'notification' && incoming.message.method === 'notifications/cancelled') this.#cancelStateless(incoming.message.params)
+      else if (way === 'initialize') await this.#initialize(incoming.message as JsonRpcRequest)
       else if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.InvalidRequest, 'Invalid Request: the first request must be initialize'))
       else this.#logger.debug({ kind: incoming.kind }, 'message before initialize ignored')
+      return
+    }
+    if (way === 'initialize') {
+      this.send(errorMessage((incoming.message as JsonRpcRequest).id, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized'))
       return
     }
     const endpoint = this.#endpoint
     let record
     try {
-      record = await endpoint.store.get(this.#sessionId)
+      record = await findSession(endpoint.store, endpoint.route.location, sessionId)
     } catch (error) {
       this.#logger.warn({ err: error }, 'session store unavailable')
       if (incoming.kind === 'request') this.send(storeUnavailable(incoming.message.id))
@@ -174,22 +180,9 @@ export class MessageSession {
       return
     }
     endpoint.store.touch(record.id)
-    switch (incoming.kind) {
-      case 'request': {
-        const request = incoming.message
-        if (request.method === 'initialize') {
-          this.send(errorMessage(request.id, RpcCode.InvalidRequest, 'Invalid Request: this session is already initialized'))
-          return
-        }
-        this.#track(endpoint.handleRequest(record, request, new ChannelSink(this, request), this.#caller), request)
-        return
-      }
-      case 'notification':
-        await endpoint.handleNotification(record, incoming.message)
-        return
-      case 'response':
-        endpoint.handleResponse(record, incoming.message)
-    }
+    const running = serveSession(endpoint, record, incoming, (request) => new ChannelSink(this, request), this.#caller)
+    if (incoming.kind === 'request') this.#track(running, incoming.message)
+    else await running
   }
 
   /**
@@ -233,39 +226,36 @@ export class MessageSession {
     if (typeof requestId === 'string' || typeof requestId === 'number') this.#statelessInflight.get(requestId)?.()
   }
 
-  /** The answer to an initialize that failed: the store's outage and the route's limits as -32000, a bug as -32603 (logged). */
-  #initializeError(request: JsonRpcRequest, error: unknown): JsonRpcResponse {
-    if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
-    if (error instanceof StoreUnavailableError) {
-      this.#logger.warn({ err: error, method: 'initialize' }, 'session store unavailable')
-      return storeUnavailable(request.id)
-    }
-    if (error instanceof EdgeError) return errorMessage(request.id, RpcCode.ServerError, error.message)
-    this.#logger.error({ err: error }, 'initialize failed')
-    return errorMessage(request.id, RpcCode.InternalError, 'Internal error')
-  }
-
   async #initialize(request: JsonRpcRequest): Promise<void> {
-    const endpoint = this.#endpoint
-    let response: JsonRpcResponse
-    try {
-      const created = await endpoint.initialize(request, this.#caller.principal)
-      if (this.#ended) {
-        await endpoint.deleteSession(created.record.id)
-        return
-      }
-      this.#sessionId = created.record.id
-      this.#logger = this.#logger.child({ sessionId: created.record.id })
-      endpoint.openOutlet(created.record.id, this.#outlet)
-      const id = created.record.id
-      this.#keepAlive = setInterval(() => endpoint.store.touch(id), Math.max(1000, endpoint.idleTtlMs / 2))
-      this.#keepAlive.unref()
-      response = created.response
-    } catch (error) {
-      response = this.#initializeError(request, error)
-    }
+    const response = await this.#open(request)
+    if (response === undefined) return
     this.send(response)
     this.#logger.info({ requestId: request.id, method: 'initialize', outcome: 'result' in response ? 'result' : 'error' }, 'mcp request')
+  }
+
+  /** Opens the channel's session; its answer, or undefined when the channel ended meanwhile. */
+  async #open(request: JsonRpcRequest): Promise<JsonRpcResponse | undefined> {
+    const endpoint = this.#endpoint
+    let opened
+    try {
+      opened = await openSession(endpoint, request, this.#caller, this.#logger)
+    } catch (error) {
+      this.#logger.error({ err: error }, 'initialize failed')
+      return errorMessage(request.id, RpcCode.InternalError, 'Internal error')
+    }
+    // A channel has no status line: a refusal is its JSON-RPC error alone.
+    if (opened.refusal !== undefined) return errorMessage(request.id, opened.refusal.rpcCode, opened.refusal.message, opened.refusal.data)
+    const id = opened.record.id
+    if (this.#ended) {
+      await endpoint.deleteSession(id)
+      return undefined
+    }
+    this.#sessionId = id
+    this.#logger = this.#logger.child({ sessionId: id })
+    endpoint.openOutlet(id, this.#outlet)
+    this.#keepAlive = setInterval(() => endpoint.store.touch(id), Math.max(1000, endpoint.idleTtlMs / 2))
+    this.#keepAlive.unref()
+    return opened.response
   }
 }
 

@@ -1,9 +1,15 @@
-// Reads SSE events from a fetch Response, one at a time, for raw-HTTP tests.
+// Reads SSE events from a fetch Response, one at a time, for raw-HTTP tests: the client's parser
+// (correct at every byte split) behind a pull interface.
+import { SseParser } from '../../gateway/client/sse-parser.ts'
+
+/** An event as these tests compare it: its id, retry and data. */
 export interface SseEvent { id?: string; retry?: number; data: string }
 
 export class SseReader {
   readonly #reader: ReadableStreamDefaultReader<string>
-  #buffer = ''
+  readonly #parser = new SseParser()
+  readonly #ready: SseEvent[] = []
+  #ended = false
 
   constructor(response: Response) {
     this.#reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
@@ -11,30 +17,17 @@ export class SseReader {
 
   /** The next event, or undefined when the stream ended. */
   async next(): Promise<SseEvent | undefined> {
-    for (;;) {
-      const end = this.#buffer.indexOf('\n\n')
-      if (end >= 0) {
-        const block = this.#buffer.slice(0, end)
-        this.#buffer = this.#buffer.slice(end + 2)
-        const event: SseEvent = { data: '' }
-        let fields = 0
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) continue
-          const colon = line.indexOf(':')
-          const field = line.slice(0, colon)
-          const value = line.slice(colon + 1).replace(/^ /, '')
-          fields++
-          if (field === 'id') event.id = value
-          else if (field === 'retry') event.retry = Number(value)
-          else if (field === 'data') event.data += value
-        }
-        if (fields > 0) return event
-        continue
-      }
+    while (this.#ready.length === 0 && !this.#ended) {
       const { value, done } = await this.#reader.read()
-      if (done) return undefined
-      this.#buffer += value
+      if (done) this.#ended = true
+      for (const { id, retry, data } of this.#parser.push(value ?? '', done)) {
+        const event: SseEvent = { data }
+        if (id !== undefined) event.id = id
+        if (retry !== undefined) event.retry = retry
+        this.#ready.push(event)
+      }
     }
+    return this.#ready.shift()
   }
 
   /** Every remaining event until the stream ends. */
