@@ -12,7 +12,9 @@ const colorSchema = { type: 'object' as const, properties: { color: { type: 'str
 const capital = [{ role: 'user' as const, content: { type: 'text' as const, text: 'What is the capital of France?' } }]
 
 export function registerStatelessFixture(mcp: ComponentFactory, server: RouteServer): void {
+  // Registering a name twice is an error: unregister first (each change announces its list).
   const triggerTool = mcp.tool('test_trigger_tool_change', () => {
+    server.unregisterTool('test_trigger_tool_change')
     server.register(triggerTool)
     return 'tools/list_changed sent'
   }, { description: 'Re-registers itself, which sends tools/list_changed to listen streams', inputSchema: NO_ARGS })
@@ -24,6 +26,7 @@ export function registerStatelessFixture(mcp: ComponentFactory, server: RouteSer
     triggerTool,
     changingPrompt,
     mcp.tool('test_trigger_prompt_change', () => {
+      server.unregisterPrompt('test_changing_prompt')
       server.register(changingPrompt)
       return 'prompts/list_changed sent'
     }, { description: 'Re-registers a prompt, which sends prompts/list_changed to listen streams', inputSchema: NO_ARGS }),

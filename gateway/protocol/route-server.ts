@@ -44,8 +44,12 @@ export class RouteServerImpl implements RouteServer {
     this.#endpoint.registry.replacePrompts(prompts)
   }
 
-  replaceResources(resources: Resource[], templates: ResourceTemplate[] = []): void {
+  replaceResources(resources: Resource[], templates?: ResourceTemplate[]): void {
     this.#endpoint.registry.replaceResources(resources, templates)
+  }
+
+  replaceResourceTemplates(templates: ResourceTemplate[]): void {
+    this.#endpoint.registry.replaceResourceTemplates(templates)
   }
 
   resourceUpdated(uri: string): Promise<void> {

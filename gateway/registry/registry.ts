@@ -53,9 +53,14 @@ export class Registry {
     this.#templatePages = new Pager('resourceTemplates', resources, this.#templates, 'template:')
   }
 
-  /** Adds components; a duplicate name (or URI) replaces the earlier one in place. All or nothing: throws before any change. */
+  /**
+   * Adds components. A name (or URI, URI template) already registered, or given twice, is an error
+   * naming it (MCP_EDGE_HANDLER_INVALID), as in lua-resty-mcp: replacing is `replace*`'s job. All or
+   * nothing: throws before any change.
+   */
   register(...components: Component[]): void {
     const entries = components.map(toEntry)
+    checkUnique(entries, (kind, name) => this.#mapOf(kind).has(name))
     const changed = new Set<ListName>()
     for (const entry of entries) changed.add(this.#put(entry))
     this.#changed(changed)
@@ -81,9 +86,18 @@ export class Registry {
     this.#replace(['prompt'], prompts)
   }
 
-  /** Replaces every static resource and template at once (one `resources` change). */
-  replaceResources(resources: readonly Resource[], templates: readonly ResourceTemplate[] = []): void {
-    this.#replace(['resource', 'template'], [...resources, ...templates])
+  /**
+   * Replaces every static resource (one `resources` change); the templates too when `templates` is
+   * given (lua-resty-mcp's `replace_resources(resources, templates)`), else they stay as they are.
+   */
+  replaceResources(resources: readonly Resource[], templates?: readonly ResourceTemplate[]): void {
+    if (templates === undefined) this.#replace(['resource'], resources)
+    else this.#replace(['resource', 'template'], [...resources, ...templates])
+  }
+
+  /** Replaces every resource template, leaving the static resources alone (one `resources` change). */
+  replaceResourceTemplates(templates: readonly ResourceTemplate[]): void {
+    this.#replace(['template'], templates)
   }
 
   /** Calls `listener` after every change, once per changed list per call; returns the unsubscribe function. */
@@ -182,6 +196,7 @@ export class Registry {
       }
     }
     const entries = components.map(toEntry)
+    checkUnique(entries, () => false)
     for (const kind of kinds) this.#mapOf(kind).clear()
     for (const entry of entries) this.#put(entry)
     this.#changed(new Set(kinds.map((kind) => LIST_OF[kind])))
@@ -220,6 +235,29 @@ export class Registry {
       }
     }
     if (failure !== undefined) throw failure.error
+  }
+}
+
+const KIND_WORD: Record<ComponentKind, string> = { tool: 'tool', prompt: 'prompt', resource: 'resource', template: 'resource template' }
+const UNREGISTER: Record<ComponentKind, string> = { tool: 'Tool', prompt: 'Prompt', resource: 'Resource', template: 'ResourceTemplate' }
+const REPLACE: Record<ComponentKind, string> = { tool: 'Tools', prompt: 'Prompts', resource: 'Resources', template: 'ResourceTemplates' }
+
+/** Throws on an entry the registry already holds (`taken`), or that appears twice in `entries`. */
+function checkUnique(entries: readonly Entry[], taken: (kind: ComponentKind, name: string) => boolean): void {
+  const seen = new Set<string>()
+  for (const { key } of entries) {
+    // An entry's key is `kind:name` (see entries.ts).
+    const colon = key.indexOf(':')
+    const kind = key.slice(0, colon) as ComponentKind
+    const name = key.slice(colon + 1)
+    if (seen.has(key) || taken(kind, name)) {
+      const what = `${KIND_WORD[kind]} ${JSON.stringify(name)}`
+      const how = seen.has(key)
+        ? 'given twice'
+        : `already registered on this route (use replace${REPLACE[kind]}, or unregister${UNREGISTER[kind]} first)`
+      throw invalid(`duplicate ${what}: ${how}`)
+    }
+    seen.add(key)
   }
 }
 

@@ -16,7 +16,7 @@ export interface RouteServer {
   readonly location: string
   /** The route's `options` block from the config, for the handler's own settings. */
   readonly options: Readonly<JsonObject>
-  /** Adds components; a duplicate name (or URI) replaces the earlier one. Sends list_changed to live sessions. */
+  /** Adds components; a name (or URI) already registered is an error naming it. Sends list_changed to live sessions. */
   register(...components: Component[]): void
   unregisterTool(name: string): boolean
   unregisterPrompt(name: string): boolean
@@ -24,7 +24,10 @@ export interface RouteServer {
   unregisterResourceTemplate(uriTemplate: string): boolean
   replaceTools(tools: Tool[]): void
   replacePrompts(prompts: Prompt[]): void
+  /** Replaces the static resources, and the templates too when `templates` is given (else they stay). */
   replaceResources(resources: Resource[], templates?: ResourceTemplate[]): void
+  /** Replaces the resource templates only. */
+  replaceResourceTemplates(templates: ResourceTemplate[]): void
   /** Sends `notifications/resources/updated` to every session subscribed to `uri`. */
   resourceUpdated(uri: string): Promise<void>
   /** Sends `notifications/message` to every session of the route whose level lets it through. */

@@ -110,10 +110,11 @@ t.test('draft-07 and dialect-less schemas work, vendor keywords are ignored, sha
     mcp.tool('same-id', text, { inputSchema: { $id: 'urn:example:same', type: 'object' }, outputSchema: { $id: 'urn:example:same', type: 'object' } }),
     mcp.tool('format', text, { inputSchema: { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } } }),
   )
-  registry.register(mcp.tool('draft07', text, { inputSchema: { ...draft07 } }))
+  registry.register(mcp.tool('draft07-again', text, { inputSchema: { ...draft07 } }))
   t.ok(registry.tool('plain')!.validateInput({ message: 'hi' }))
   t.notOk(registry.tool('plain')!.validateInput({}))
   t.notOk(registry.tool('draft07')!.validateInput({ n: 1.5 }))
+  t.notOk(registry.tool('draft07-again')!.validateInput({ n: 1.5 }), 'the same $id compiled twice')
   t.notOk(registry.tool('format')!.validateInput({ at: 'yesterday' }), 'ajv-formats is on')
   t.ok(registry.tool('format')!.validateInput({ at: '2025-11-25T10:00:00Z' }))
 })
@@ -166,16 +167,46 @@ t.test('descriptors: defaults, omitted keys, clipped priority, prompt arguments'
   ])
 })
 
-t.test('a duplicate name or uri replaces the earlier one in place', async (t) => {
+t.test('a duplicate registration is an error naming the component, and changes nothing', async (t) => {
   const registry = new Registry(noPages)
   const first = mcp.tool('a', text, { description: 'first' })
-  const second = mcp.tool('a', text, { description: 'second' })
   registry.register(first, mcp.tool('b', text))
-  registry.register(second)
-  t.same(registry.listTools().tools.map((tool) => [tool.name, tool.description]), [['a', 'second'], ['b', undefined]])
-  t.equal(registry.tool('a')!.tool, second)
-  registry.register(mcp.resource('test://r', 'one', text), mcp.resource('test://r', 'two', text))
-  t.same(registry.listResources().resources.map((r) => r.name), ['two'])
+  t.throws(() => registry.register(mcp.tool('c', text), mcp.tool('a', text)), {
+    code: 'MCP_EDGE_HANDLER_INVALID',
+    message: /^duplicate tool "a": already registered on this route \(use replaceTools, or unregisterTool first\)/,
+  })
+  t.same(registry.listTools().tools.map((tool) => tool.name), ['a', 'b'], 'all or nothing: "c" was not added')
+  t.equal(registry.tool('a')!.tool, first, 'the first registration stands')
+  t.throws(() => registry.register(mcp.resource('test://r', 'one', text), mcp.resource('test://r', 'two', text)), { message: /^duplicate resource "test:\/\/r": given twice/ })
+  t.throws(() => registry.register(mcp.prompt('p', text), mcp.prompt('p', text)), { message: /^duplicate prompt "p"/ })
+  registry.register(mcp.resourceTemplate('test://{x}', 't', text))
+  t.throws(() => registry.register(mcp.resourceTemplate('test://{x}', 'u', text)), { message: /^duplicate resource template "test:\/\/\{x\}".*replaceResourceTemplates/ })
+  t.throws(() => registry.replaceTools([mcp.tool('z', text), mcp.tool('z', text)]), { message: /^duplicate tool "z": given twice/ })
+  t.same(registry.listTools().tools.map((tool) => tool.name), ['a', 'b'], 'a refused replace changes nothing')
+  // The same name in another kind is no duplicate, and a replace may reuse names.
+  registry.register(mcp.prompt('a', text))
+  registry.replaceTools([mcp.tool('a', text, { description: 'again' })])
+  t.same(registry.listTools().tools.map((tool) => [tool.name, tool.description]), [['a', 'again']])
+  t.equal(registry.unregister('tool', 'a'), true)
+  registry.register(mcp.tool('a', text))
+  t.ok(registry.tool('a'), 'after unregister the name is free again')
+})
+
+t.test('replaceResources keeps the templates unless given; replaceResourceTemplates replaces them alone', async (t) => {
+  const registry = new Registry(noPages)
+  const events: ListName[] = []
+  registry.onChange((list) => events.push(list))
+  registry.register(mcp.resource('test://a', 'a', text), mcp.resourceTemplate('test://t/{id}', 't', text))
+  const uris = () => registry.listResources().resources.map((r) => r.uri)
+  const templates = () => registry.listResourceTemplates().resourceTemplates.map((r) => r.uriTemplate)
+  registry.replaceResources([mcp.resource('test://b', 'b', text)])
+  t.same([uris(), templates()], [['test://b'], ['test://t/{id}']], 'no templates given: they stay')
+  registry.replaceResourceTemplates([mcp.resourceTemplate('test://u/{id}', 'u', text)])
+  t.same([uris(), templates()], [['test://b'], ['test://u/{id}']], 'templates replaced, resources left alone')
+  registry.replaceResources([], [])
+  t.same([uris(), templates()], [[], []], 'both given: both replaced')
+  t.throws(() => registry.replaceResourceTemplates([mcp.resource('test://c', 'c', text) as never]), { message: /expected template/ })
+  t.same(events, ['resources', 'resources', 'resources', 'resources'])
 })
 
 t.test('onChange fires once per changed list per call, and can be removed', async (t) => {
@@ -222,7 +253,7 @@ t.test('unregister and replace* change what lookups find', async (t) => {
   t.equal(registry.tool('a'), undefined)
   registry.replaceResources([mcp.resource('test://s', 's', text)])
   t.same(registry.listResources().resources.map((r) => r.uri), ['test://s'])
-  t.same(registry.listResourceTemplates().resourceTemplates, [], 'templates default to none')
+  t.same(registry.listResourceTemplates().resourceTemplates.map((r) => r.uriTemplate), ['test://t/{id}'], 'templates not given: kept')
   t.throws(() => registry.replaceTools([mcp.prompt('p', text) as never]), /expected tool, got "prompt"/)
   t.throws(() => registry.replacePrompts([mcp.prompt('bad', 1 as never)]), /Invalid prompt "bad"/)
   t.ok(registry.prompt('p'), 'a failed replace changes nothing')

@@ -40,7 +40,7 @@ function openGet(t: Test, gateway: SocketGateway, sessionId: string, extra: Reco
 }
 
 /** Subscribes the session to a resource and has the route announce an update, which goes to the GET stream. */
-async function announceUpdate(gateway: SocketGateway, sessionId: string, uri = 'test://watched'): Promise<void> {
+async function announceUpdate(gateway: SocketGateway, sessionId: string, uri = 'test://items/watched'): Promise<void> {
   await (await post(gateway, sessionId, { jsonrpc: '2.0', id: `sub-${uri}`, method: 'resources/subscribe', params: { uri } })).json()
   await gateway.endpoints.get('/mcp')!.resourceUpdated(uri)
 }
@@ -84,7 +84,7 @@ t.test('GET opens the standalone SSE stream with a priming event, then carries n
 
   await announceUpdate(gateway, sessionId)
   const update = await within(reader.next(), 2000, 'notification')
-  t.same(message(update), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://watched' } })
+  t.same(message(update), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://items/watched' } })
   t.equal(parseEventId(update!.id!)?.stream, parseEventId(priming!.id!)?.stream, 'on the same logged stream')
   t.not(update!.id, priming!.id)
 })
