@@ -1,12 +1,21 @@
 /**
  * Rate limits and quotas of one route (config `limits`): what a request is counted under, and the
- * answer a client sees when it is over. The counting itself is the limiter's (store/limiter.ts), so a
- * limit holds across workers and hosts. One limiter call per request, made before dispatch:
+ * answer a client sees when it is over. Rates and sessions per principal are counted by the limiter
+ * (store/limiter.ts), so they hold across workers and hosts: one limiter call per request with rate
+ * rules, made before dispatch. Requests in flight per session are counted here, by the process that
+ * holds them:
  *
- *   caller ─► quota key (principal, else address) ─► buckets: transport rules │ tool rules │ session slot
+ *   session slot (this process) ─► caller ─► quota key (principal, else address) ─► buckets: transport rules │ tool rules
+ *     ─► slot refused:      HTTP 429, "too many requests in flight on this session"
  *     ─► transport refused: HTTP 429 + Retry-After + JSON-RPC error with the request's id
  *     ─► tool refused:      a tools/call result { isError, structuredContent: { retryAfterMs, limit, scope } }
- *     ─► slot refused:      HTTP 429, "too many requests in flight on this session"
+ *
+ * Why in-flight requests are counted per process: the bound protects what a process holds (memory,
+ * event-loop time, upstream connections) for one session, and each process protects its own. A
+ * shared count would cost two store round trips per request (take, release) on every route by
+ * default: on Redis it cut tools/call to 0.27× of the same route without it. With N processes
+ * behind a round-robin balancer a session may have N × the bound in flight in all, never more than
+ * the bound on any one process.
  *
  * A route whose limits are all off gets no RouteLimits at all: its requests do no work for this.
  */
@@ -18,7 +27,6 @@ import { quotaKey, type Caller } from './caller.ts'
 
 /** Tool names whose matching rules are remembered; beyond it (names a client invents) they are matched each time. */
 const TOOL_CACHE_LIMIT = 1024
-const NO_BUCKETS: readonly RateBucket[] = []
 
 /** Why a request is refused; `rule` is the rate rule over its limit (absent for a full session slot). */
 export class LimitAnswer {
@@ -53,25 +61,25 @@ export class RouteLimits {
   readonly #tools: ReadonlyArray<{ rule: RateRule; index: number; match: RegExp }>
   readonly #toolMatches = new Map<string, ReadonlyArray<{ rule: RateRule; index: number }>>()
   readonly #concurrent: number
-  readonly #slotTtlMs: number
+  /** Requests in flight per session on this process; a session with none has no entry. */
+  readonly #inFlight = new Map<string, number>()
   /** Sessions per principal (per address on an open route); 0 when off. */
   readonly sessionsPerPrincipal: number
 
   /** The limits of a route, or undefined when they are all off (the route then does no work for limits). */
-  static of(location: string, config: QuotasConfig, limiter: Limiter | undefined, idleTtlMs: number): RouteLimits | undefined {
+  static of(location: string, config: QuotasConfig, limiter: Limiter | undefined): RouteLimits | undefined {
     if (config.rate.length === 0 && config.sessions_per_principal === 0 && config.concurrent_requests_per_session === 0) return undefined
     if (limiter === undefined) throw new Error(`route ${location} has limits but the gateway has no limiter`)
-    return new RouteLimits(location, config, limiter, idleTtlMs)
+    return new RouteLimits(location, config, limiter)
   }
 
-  private constructor(location: string, config: QuotasConfig, limiter: Limiter, idleTtlMs: number) {
+  private constructor(location: string, config: QuotasConfig, limiter: Limiter) {
     this.#limiter = limiter
     this.#location = location
     const rules = config.rate.map((rule, index) => ({ rule, index }))
     this.#transport = rules.filter(({ rule }) => rule.tool === undefined)
     this.#tools = rules.filter(({ rule }) => rule.tool !== undefined).map((entry) => ({ ...entry, match: globToRegExp(entry.rule.tool!) }))
     this.#concurrent = config.concurrent_requests_per_session
-    this.#slotTtlMs = idleTtlMs
     this.sessionsPerPrincipal = config.sessions_per_principal
   }
 
@@ -85,25 +93,44 @@ export class RouteLimits {
    * for initialize, a stateless request, or a GET stream, which hold none) and the tool a tools/call names.
    */
   check(caller: Caller | undefined, sessionId: string | undefined, tool: string | undefined): LimitOutcome | Promise<LimitOutcome> {
-    const tools = tool === undefined || this.#tools.length === 0 ? undefined : this.#matching(tool)
-    const slot = sessionId === undefined || this.#concurrent === 0 ? undefined : { key: sessionId, max: this.#concurrent, ttlMs: this.#slotTtlMs }
-    if (this.#transport.length === 0 && tools === undefined && slot === undefined) return false
-    let buckets = NO_BUCKETS
-    if (caller !== undefined && (this.#transport.length > 0 || tools !== undefined)) {
-      const list: RateBucket[] = []
-      for (const { rule, index } of this.#transport) list.push(this.#bucket(rule, index, caller))
-      if (tools !== undefined) for (const { rule, index } of tools) list.push(this.#bucket(rule, index, caller))
-      buckets = list
+    // The slot first: a request refused for it is charged to no rate (it never started).
+    const slot = sessionId !== undefined && this.#concurrent > 0 ? sessionId : undefined
+    if (slot !== undefined) {
+      const held = this.#inFlight.get(slot) ?? 0
+      if (held >= this.#concurrent) return new LimitAnswer('busy', 0, undefined, this.#concurrent)
+      this.#inFlight.set(slot, held + 1)
     }
-    const request: LimitRequest = { buckets, toolStart: buckets === NO_BUCKETS ? 0 : this.#transport.length, slot }
-    const verdict = this.#limiter.take(request)
-    if (verdict instanceof Promise) return verdict.then((settled) => this.#outcome(request, settled, tools))
-    return this.#outcome(request, verdict, tools)
+    const tools = tool === undefined || this.#tools.length === 0 ? undefined : this.#matching(tool)
+    if (caller === undefined || (this.#transport.length === 0 && tools === undefined)) return slot !== undefined
+    const buckets: RateBucket[] = []
+    for (const { rule, index } of this.#transport) buckets.push(this.#bucket(rule, index, caller))
+    if (tools !== undefined) for (const { rule, index } of tools) buckets.push(this.#bucket(rule, index, caller))
+    const request: LimitRequest = { buckets, toolStart: this.#transport.length }
+    let verdict
+    try {
+      verdict = this.#limiter.take(request)
+    } catch (error) {
+      if (slot !== undefined) this.done(slot)
+      throw error
+    }
+    if (verdict instanceof Promise) {
+      return verdict.then(
+        (settled) => this.#outcome(request, settled, tools, slot),
+        (error: unknown) => {
+          if (slot !== undefined) this.done(slot)
+          throw error
+        },
+      )
+    }
+    return this.#outcome(request, verdict, tools, slot)
   }
 
   /** Gives back the slot of a request whose outcome was `true`. */
   done(sessionId: string): void {
-    this.#limiter.release(sessionId)
+    const held = this.#inFlight.get(sessionId)
+    if (held === undefined) return
+    if (held <= 1) this.#inFlight.delete(sessionId)
+    else this.#inFlight.set(sessionId, held - 1)
   }
 
   /** Counts a new session under its creator; false when the creator already has `sessionsPerPrincipal`. */
@@ -112,9 +139,10 @@ export class RouteLimits {
     return this.#limiter.admit(`${this.#location}|${quotaKey(caller)}`, sessionId, this.sessionsPerPrincipal)
   }
 
-  #outcome(request: LimitRequest, verdict: Awaited<ReturnType<Limiter['take']>>, tools: ReadonlyArray<{ rule: RateRule }> | undefined): LimitOutcome {
-    if (verdict === undefined) return request.slot !== undefined
-    if (verdict.bucket < 0) return new LimitAnswer('busy', 0, undefined, this.#concurrent)
+  #outcome(request: LimitRequest, verdict: Awaited<ReturnType<Limiter['take']>>, tools: ReadonlyArray<{ rule: RateRule }> | undefined, slot: string | undefined): LimitOutcome {
+    if (verdict === undefined) return slot !== undefined
+    // Refused by a rate: the request does not run, so its slot goes back now.
+    if (slot !== undefined) this.done(slot)
     const transport = verdict.bucket < request.toolStart
     const rule = transport ? this.#transport[verdict.bucket]!.rule : tools![verdict.bucket - request.toolStart]!.rule
     return new LimitAnswer(transport ? 'transport' : 'tool', verdict.retryAfterMs, rule, rule.limit)

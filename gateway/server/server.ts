@@ -184,11 +184,11 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     if (access !== undefined) protectedRoutes.set(route.location, access)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
-      const limits = RouteLimits.of(route.location, route.quotas, limiter, route.longest_standby * 1000)
+      const limits = RouteLimits.of(route.location, route.quotas, limiter)
       if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, metrics?.route(route.location), limits)
       // After the Host/Origin hook: a forbidden origin is refused before any credential is looked at.
       if (access !== undefined) registerAccess(scope, endpoint, access)
-      if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets)
+      if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets, limits)
     })
   }
   registerProtectedResourceMetadata(app, protectedRoutes)

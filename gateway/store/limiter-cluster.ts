@@ -3,7 +3,7 @@
  * sessions it holds), and each worker asks over the IPC channel the store already uses. Messages
  * carry `mcpEdgeLimit`, so the store's side of the channel ignores them and this side ignores the store's.
  *
- *   worker ──{ mcpEdgeLimit, call, op: take | release | admit, args }──► primary (MemoryLimiter)
+ *   worker ──{ mcpEdgeLimit, call, op: take | admit, args }──► primary (MemoryLimiter)
  *   worker ◄─{ mcpEdgeLimit, reply, value }──────────────────────────── primary
  */
 import type { IpcPeer } from './cluster-protocol.ts'
@@ -14,7 +14,7 @@ import { StoreUnavailableError } from './store.ts'
 /** Milliseconds the primary has to answer before the request that waits fails with 503. */
 const CALL_TIMEOUT_MS = 5000
 
-type LimitOp = 'take' | 'release' | 'admit'
+type LimitOp = 'take' | 'admit'
 interface LimitCall { mcpEdgeLimit: 1; call: number; op: LimitOp; args: unknown[] }
 interface LimitReply { mcpEdgeLimit: 1; reply: number; value?: unknown }
 type LimitMessage = LimitCall | LimitReply
@@ -48,10 +48,6 @@ export class ClusterLimiter implements Limiter {
 
   async take(request: LimitRequest): Promise<Verdict> {
     return ((await this.#call('take', [request])) ?? undefined) as Verdict
-  }
-
-  release(slotKey: string): void {
-    this.#send({ mcpEdgeLimit: 1, call: 0, op: 'release', args: [slotKey] })
   }
 
   async admit(key: string, sessionId: string, max: number): Promise<boolean> {
@@ -142,9 +138,6 @@ export class ClusterLimiterHost {
       case 'take':
         value = limiter.take(args[0] as LimitRequest) ?? null
         break
-      case 'release':
-        limiter.release(args[0] as string)
-        return
       case 'admit':
         value = limiter.admit(args[0] as string, args[1] as string, args[2] as number)
         break

@@ -13,14 +13,8 @@ export interface MemoryLimiterOptions {
   sweepIntervalMs?: number
 }
 
-interface SlotCount {
-  held: number
-  expiresAt: number
-}
-
 export class MemoryLimiter implements Limiter {
   readonly #tats = new Map<string, number>()
-  readonly #slots = new Map<string, SlotCount>()
   /** Per quota key, the sessions counted there (and when each was admitted). */
   readonly #sessions = new Map<string, Map<string, number>>()
   readonly #alive: (sessionId: string) => boolean
@@ -44,21 +38,7 @@ export class MemoryLimiter implements Limiter {
       if (!Array.isArray(tool)) return tool
       this.#write(buckets, toolStart, tool)
     }
-    const slot = request.slot
-    if (slot === undefined) return undefined
-    let count = this.#slots.get(slot.key)
-    if (count === undefined) this.#slots.set(slot.key, (count = { held: 0, expiresAt: 0 }))
-    else if (count.expiresAt < now) count.held = 0
-    if (count.held >= slot.max) return { bucket: -1, retryAfterMs: 0 }
-    count.held++
-    count.expiresAt = now + slot.ttlMs
     return undefined
-  }
-
-  release(slotKey: string): void {
-    const count = this.#slots.get(slotKey)
-    if (count === undefined) return
-    if (--count.held <= 0) this.#slots.delete(slotKey)
   }
 
   admit(key: string, sessionId: string, max: number): boolean {
@@ -86,7 +66,6 @@ export class MemoryLimiter implements Limiter {
   #sweep(): void {
     const now = Date.now()
     for (const [key, tat] of this.#tats) if (tat <= now) this.#tats.delete(key)
-    for (const [key, count] of this.#slots) if (count.expiresAt < now) this.#slots.delete(key)
     for (const [key, sessions] of this.#sessions) {
       this.#forgetEnded(sessions)
       if (sessions.size === 0) this.#sessions.delete(key)

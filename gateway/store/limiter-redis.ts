@@ -1,14 +1,13 @@
 /**
  * The limiter in Redis, shared by every host: each check is one script (atomic, one round trip) that
- * runs GCRA on the request's buckets and takes its slot. Times come from the Redis server (TIME), so
+ * runs GCRA on the request's buckets. Times come from the Redis server (TIME), so
  * hosts with skewed clocks agree. Keys (P is the store's `key_prefix`; T the hash tag `{P l}`):
  *
  *   P l:r:T<bucket>  string, the bucket's TAT in µs; expires when the TAT passes
- *   P l:c:T<slot>    integer, slots held; expires `ttlMs` after the last take (holders that died)
  *   P l:s:T<key>     sorted set of the sessions counted under a quota key, scored by admission time;
  *                    members whose session record (`P s:{id}`, the store's) is gone stop counting
  *
- * Every limiter key carries one hash tag, so a check that touches several buckets and a slot is one
+ * Every limiter key carries one hash tag, so a check that touches several buckets is one
  * script on Redis Cluster too (the limiter's keys then live on one shard). The admission script never
  * reads session keys (another slot): at its quota it returns the members, this side asks which still
  * exist, drops the others and tries once more.
@@ -21,9 +20,8 @@ const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])`
 
 /**
- * KEYS: buckets…, then the slot's key when there is one. ARGV: toolStart, the number of buckets,
- * interval and window (µs) per bucket, then the slot's max and ttl (ms). Returns 0, or {bucket index (0-based; -1 for
- * the slot), retry after (ms)}.
+ * KEYS: the buckets. ARGV: toolStart, the number of buckets, then interval and window (µs) per
+ * bucket. Returns 0, or {bucket index (0-based), retry after (ms)}.
  */
 const TAKE = `${NOW}
 local toolStart = tonumber(ARGV[1])
@@ -44,23 +42,7 @@ local function part(from, to)
   end
   return nil
 end
-local refused = part(1, toolStart) or part(toolStart + 1, buckets)
-if refused then return refused end
-if #KEYS > buckets then
-  local slot = KEYS[#KEYS]
-  local max = tonumber(ARGV[3 + 2 * buckets])
-  local held = redis.call('INCR', slot)
-  if held > max then
-    redis.call('DECR', slot)
-    return {-1, 0}
-  end
-  redis.call('PEXPIRE', slot, ARGV[4 + 2 * buckets])
-end
-return 0`
-
-/** KEYS[1]: the slot's key. Gives one back; the key goes when none is held. */
-const RELEASE = `if redis.call('DECR', KEYS[1]) <= 0 then redis.call('DEL', KEYS[1]) end
-return 0`
+return part(1, toolStart) or part(toolStart + 1, buckets) or 0`
 
 /**
  * KEYS[1]: the quota key's set. ARGV: session id, max, ttl (ms), then ids of sessions that ended.
@@ -76,7 +58,6 @@ return 1`
 
 interface LimiterCommands {
   mcpEdgeLimitTake(...args: Array<string | number>): Promise<0 | [number, number]>
-  mcpEdgeLimitRelease(key: string): Promise<number>
   mcpEdgeLimitAdmit(...args: Array<string | number>): Promise<1 | string[]>
   exists(key: string): Promise<number>
   quit(): Promise<unknown>
@@ -97,7 +78,6 @@ export class RedisLimiter implements Limiter {
     const redis = connectRedis(options, 'commands')
     redis.on('error', () => undefined) // the store reports outages; a check while Redis is away fails with 503
     redis.defineCommand('mcpEdgeLimitTake', { lua: TAKE })
-    redis.defineCommand('mcpEdgeLimitRelease', { numberOfKeys: 1, lua: RELEASE })
     redis.defineCommand('mcpEdgeLimitAdmit', { numberOfKeys: 1, lua: ADMIT })
     this.#redis = redis as unknown as LimiterCommands
     this.#prefix = options.keyPrefix
@@ -105,23 +85,15 @@ export class RedisLimiter implements Limiter {
   }
 
   async take(request: LimitRequest): Promise<Verdict> {
-    const { buckets, toolStart, slot } = request
+    const { buckets, toolStart } = request
     const keys: string[] = []
     const args: Array<string | number> = [toolStart, buckets.length]
     for (const bucket of buckets) {
       keys.push(this.#key('r', bucket.key))
       args.push(Math.round(bucket.intervalMs * 1000), Math.round(bucket.windowMs * 1000))
     }
-    if (slot !== undefined) {
-      keys.push(this.#key('c', slot.key))
-      args.push(slot.max, Math.ceil(slot.ttlMs))
-    }
     const reply = await this.#run(() => this.#redis.mcpEdgeLimitTake(keys.length, ...keys, ...args))
     return reply === 0 ? undefined : { bucket: Number(reply[0]), retryAfterMs: Number(reply[1]) }
-  }
-
-  release(slotKey: string): void {
-    this.#redis.mcpEdgeLimitRelease(this.#key('c', slotKey)).catch(() => undefined)
   }
 
   async admit(key: string, sessionId: string, max: number): Promise<boolean> {
@@ -141,7 +113,7 @@ export class RedisLimiter implements Limiter {
     this.#redis.disconnect()
   }
 
-  #key(kind: 'r' | 'c' | 's', name: string): string {
+  #key(kind: 'r' | 's', name: string): string {
     return `${this.#prefix}l:${kind}:${this.#tag}${name}`
   }
 

@@ -1,12 +1,13 @@
 /**
- * The limiter: the counters behind rate limits and quotas (edge/limits.ts decides what to count; this
- * counts). It lives where sessions live, with the same three backends, so a limit holds on every
- * worker and host: `limiter-memory.ts` (one process, and the cluster primary's side),
+ * The limiter: the counters behind rate limits and sessions per principal (edge/limits.ts decides
+ * what to count; this counts). It lives where sessions live, with the same three backends, so a limit
+ * holds on every worker and host: `limiter-memory.ts` (one process, and the cluster primary's side),
  * `limiter-cluster.ts` (workers ask the primary over the store's IPC channel), `limiter-redis.ts`
- * (one Lua script per check, one round trip, shared by every host).
+ * (one Lua script per check, one round trip, shared by every host). Requests in flight per session
+ * are not counted here: each process counts its own (edge/limits.ts says why).
  *
- *   take({ transport buckets │ tool buckets │ slot }) ─► GCRA on each part, all-or-nothing per part
- *        ─► transport refused: nothing charged │ tool refused: transport charged │ slot full: rates charged
+ *   take({ transport buckets │ tool buckets }) ─► GCRA on each part, all-or-nothing per part
+ *        ─► transport refused: nothing charged │ tool refused: transport charged
  *
  * Rates use GCRA (the generic cell rate algorithm): one number per bucket, the theoretical arrival
  * time (TAT) of the next request. A bucket of `limit` per `window` lets `limit` requests through at
@@ -20,23 +21,14 @@ export interface RateBucket {
   readonly windowMs: number
 }
 
-/** A concurrency slot: at most `max` held at once under `key`; a holder that vanishes is forgotten after `ttlMs`. */
-export interface Slot {
-  readonly key: string
-  readonly max: number
-  readonly ttlMs: number
-}
-
 /** What one request asks of the limiter, in one call (one round trip on a shared backend). */
 export interface LimitRequest {
   /** The buckets before `toolStart` are the transport's, the rest the tool's; each part passes or fails whole. */
   readonly buckets: readonly RateBucket[]
   readonly toolStart: number
-  /** Taken once every bucket passed; `release` gives it back. */
-  readonly slot: Slot | undefined
 }
 
-/** A refusal: `bucket` is the index of the bucket that refused (retry after `retryAfterMs`), or -1 for a full slot. */
+/** A refusal: `bucket` is the index of the bucket that refused; retry after `retryAfterMs`. */
 export interface Refusal {
   readonly bucket: number
   readonly retryAfterMs: number
@@ -48,8 +40,6 @@ export type Verdict = Refusal | undefined
 export interface Limiter {
   /** Checks and charges; synchronous when the counters are in this process (the hot path makes no promise). */
   take(request: LimitRequest): Verdict | Promise<Verdict>
-  /** Gives back a slot that `take` granted. Fire and forget. */
-  release(slotKey: string): void
   /**
    * Counts session `sessionId` (already in the session store) under `key` unless `max` live sessions
    * are counted there already; a counted session the store no longer has stops counting (ended, expired).

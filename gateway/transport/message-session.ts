@@ -5,6 +5,7 @@
  * every request gets a sink that writes on the channel, and the session ends with the channel.
  *
  *   text ─► depth, JSON (json-text.ts: -32600, -32700) ─► JSON-RPC shape (-32600) ─► queue (arrival order)
+ *     ─► limits (channel-limits.ts, when the route has any): a request over them is answered there
  *     ─► no session yet: initialize, or -32600 for any other request
  *     ─► session: request │ notification │ response ─► McpEndpoint ─► sink / outlet ─► channel.send
  *
@@ -23,6 +24,7 @@ import { classify, errorMessage, idOf } from '../wire/jsonrpc.ts'
 import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
 import { isStatelessMethod, type StatelessSink } from '../protocol/stateless/dispatch.ts'
 import { META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'
+import type { ChannelLimits } from './channel-limits.ts'
 import { parseMessageText, type UnparsedMessageError } from './json-text.ts'
 import { findSession, openSession, serveSession, wayOf } from './session-door.ts'
 
@@ -57,12 +59,15 @@ export class MessageSession {
 
   /** Who is on the other end: learnt once, when the channel opened (a WebSocket upgrade; stdio's local user). */
   readonly #caller: Caller
+  /** The route's rate limits and quotas; undefined when it has none (or the channel is the local user's stdio). */
+  readonly #limits: ChannelLimits | undefined
 
-  constructor(endpoint: McpEndpoint, channel: MessageChannel, logger: Logger, caller: Caller) {
+  constructor(endpoint: McpEndpoint, channel: MessageChannel, logger: Logger, caller: Caller, limits?: ChannelLimits) {
     this.#endpoint = endpoint
     this.#channel = channel
     this.#logger = caller.principal === undefined ? logger : logger.child({ principal: caller.principal })
     this.#caller = caller
+    this.#limits = limits
   }
 
   get logger(): Logger {
@@ -157,7 +162,10 @@ export class MessageSession {
     if (way === 'stateless' && incoming.kind === 'request') return this.#stateless(incoming.message)
     if (sessionId === undefined) {
       if (incoming.kind === 'notification' && incoming.message.method === 'notifications/cancelled') this.#cancelStateless(incoming.message.params)
-      else if (way === 'initialize') await this.#initialize(incoming.message as JsonRpcRequest)
+      else if (way === 'initialize') {
+        // Counted by the transport's rate rules as on HTTP; it holds no session slot (there is no session yet).
+        if ((await this.#admit(incoming.message as JsonRpcRequest, undefined)) !== undefined) await this.#initialize(incoming.message as JsonRpcRequest)
+      }
       else if (incoming.kind === 'request') this.send(errorMessage(incoming.message.id, RpcCode.InvalidRequest, 'Invalid Request: the first request must be initialize'))
       else this.#logger.debug({ kind: incoming.kind }, 'message before initialize ignored')
       return
@@ -180,9 +188,29 @@ export class MessageSession {
       return
     }
     endpoint.store.touch(record.id)
-    const running = serveSession(endpoint, record, incoming, (request) => new ChannelSink(this, request), this.#caller)
-    if (incoming.kind === 'request') this.#track(running, incoming.message)
-    else await running
+    if (incoming.kind !== 'request') {
+      await serveSession(endpoint, record, incoming, (request) => new ChannelSink(this, request), this.#caller)
+      return
+    }
+    const admission = await this.#admit(incoming.message, record.id)
+    if (admission === undefined) return
+    this.#track(serveSession(endpoint, record, incoming, (request) => new ChannelSink(this, request), this.#caller), incoming.message, admission.release)
+  }
+
+  /** The limits' word on a request: undefined when refused (the refusal is sent), else how to give its slot back. */
+  async #admit(request: JsonRpcRequest, sessionId: string | undefined): Promise<{ release: (() => void) | undefined } | undefined> {
+    if (this.#limits === undefined) return { release: undefined }
+    let admission
+    try {
+      admission = await this.#limits.admit(request, sessionId)
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'limiter unavailable')
+      this.send(storeUnavailable(request.id))
+      return undefined
+    }
+    if (admission.answer === undefined) return admission
+    this.send(admission.answer)
+    return undefined
   }
 
   /**
@@ -190,7 +218,7 @@ export class MessageSession {
    * against). Served without a session, like on HTTP; `notifications/cancelled` cancels it, as the
    * stdio transport of that revision says.
    */
-  #stateless(request: JsonRpcRequest): void {
+  async #stateless(request: JsonRpcRequest): Promise<void> {
     this.#statelessSeen = true
     const endpoint = this.#endpoint
     const meta = request.params?._meta as Record<string, unknown> | undefined
@@ -207,16 +235,25 @@ export class MessageSession {
       this.send(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method} (not served on the 2026-07-28 wire)`))
       return
     }
+    const admission = await this.#admit(request, undefined)
+    if (admission === undefined) return
     const sink = new StatelessChannelSink(this, request, this.#statelessInflight)
-    this.#track(endpoint.stateless.handle(request, envelope, sink, this.#caller), request)
+    this.#track(endpoint.stateless.handle(request, envelope, sink, this.#caller), request, admission.release)
   }
 
-  /** Keeps an asynchronous request in the in-flight set until it settles (a synchronous one is done). */
-  #track(running: Promise<void> | undefined, request: JsonRpcRequest): void {
-    if (running === undefined) return
+  /**
+   * Keeps an asynchronous request in the in-flight set until it settles (a synchronous one is done);
+   * `release` (its session slot) is called once it has.
+   */
+  #track(running: Promise<void> | undefined, request: JsonRpcRequest, release?: () => void): void {
+    if (running === undefined) {
+      release?.()
+      return
+    }
     const settled = running.catch((error: unknown) => {
       this.#logger.error({ err: error, method: request.method }, 'request failed')
     })
+    if (release !== undefined) void settled.then(release)
     this.#inflight.add(settled)
     void settled.finally(() => this.#inflight.delete(settled))
   }
@@ -246,9 +283,10 @@ export class MessageSession {
     // A channel has no status line: a refusal is its JSON-RPC error alone.
     if (opened.refusal !== undefined) return errorMessage(request.id, opened.refusal.rpcCode, opened.refusal.message, opened.refusal.data)
     const id = opened.record.id
-    if (this.#ended) {
-      await endpoint.deleteSession(id)
-      return undefined
+    const overQuota = await this.#admitSession(request, id)
+    if (overQuota !== undefined || this.#ended) {
+      await endpoint.deleteSession(id).catch(() => undefined)
+      return overQuota
     }
     this.#sessionId = id
     this.#logger = this.#logger.child({ sessionId: id })
@@ -256,6 +294,17 @@ export class MessageSession {
     this.#keepAlive = setInterval(() => endpoint.store.touch(id), Math.max(1000, endpoint.idleTtlMs / 2))
     this.#keepAlive.unref()
     return opened.response
+  }
+
+  /** sessions_per_principal: the refusal when the new session is one too many (or the limiter is away). */
+  async #admitSession(request: JsonRpcRequest, sessionId: string): Promise<JsonRpcResponse | undefined> {
+    if (this.#limits === undefined) return undefined
+    try {
+      return await this.#limits.admitSession(request, sessionId)
+    } catch (error) {
+      this.#logger.warn({ err: error }, 'limiter unavailable')
+      return storeUnavailable(request.id)
+    }
   }
 }
 

@@ -12,6 +12,7 @@ import type { Caller } from '../wire/caller.ts'
 import type { Logger } from 'pino'
 import type { RawData, WebSocket } from 'ws'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
+import type { ChannelLimits } from './channel-limits.ts'
 import { MessageSession } from './message-session.ts'
 import { SendBacklog, type SendBufferLimits } from './send-backlog.ts'
 
@@ -55,14 +56,14 @@ export class WebSocketConnection {
   /** First the initialize deadline, then the idle check, re-armed only when it fires. */
   #watch: NodeJS.Timeout
 
-  constructor(socket: WebSocket, endpoint: McpEndpoint, limits: ConnectionLimits, logger: Logger, caller: Caller) {
+  constructor(socket: WebSocket, endpoint: McpEndpoint, limits: ConnectionLimits, logger: Logger, caller: Caller, routeLimits?: ChannelLimits) {
     this.#socket = socket
     this.#limits = limits
     this.#backlog = new SendBacklog(limits.sendBuffer)
     this.#session = new MessageSession(endpoint, {
       send: (text) => this.#send(text),
       close: (reason) => this.close(CloseCode.Normal, reason),
-    }, logger, caller)
+    }, logger, caller, routeLimits)
     const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
     socket.on('message', (data, isBinary) => this.#onMessage(data, isBinary))
     socket.on('pong', () => (this.#alive = true))

@@ -22,7 +22,9 @@ import type { RouteConfig } from '../config/types.ts'
 import { callerOf } from '../edge/access-hook.ts'
 import { hasDuplicateHost, OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError } from '../wire/errors.ts'
+import type { RouteLimits } from '../edge/limits.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
+import { ChannelLimits } from './channel-limits.ts'
 import { replyError } from './reply-error.ts'
 import { WebSocketConnection } from './websocket-connection.ts'
 
@@ -101,8 +103,11 @@ function offeredProtocols(request: FastifyRequest): string[] {
   return header.split(',').map((name) => name.trim()).filter((name) => name !== '')
 }
 
-/** Serves the route's WebSocket endpoint on its location; needs `registerWebSocketSupport` first. */
-export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, hub: WebSocketHub): void {
+/**
+ * Serves the route's WebSocket endpoint on its location; needs `registerWebSocketSupport` first.
+ * `routeLimits`: the route's rate limits and quotas, counted per message as on HTTP.
+ */
+export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, hub: WebSocketHub, routeLimits?: RouteLimits): void {
   const { route, logger } = endpoint
   const policy = new OriginPolicy(route.allowed_origins)
   const limits = {
@@ -137,7 +142,9 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     // Reached only by a request that looked like an upgrade but was not handed over as one.
     handler: async (_request, reply) => replyError(reply, new EdgeError('MCP_EDGE_BAD_UPGRADE')),
     wsHandler: (socket, request) => {
-      const connection = new WebSocketConnection(socket, endpoint, limits, connectionLogger, callerOf(request))
+      const caller = callerOf(request)
+      const channelLimits = routeLimits === undefined ? undefined : new ChannelLimits(routeLimits, caller)
+      const connection = new WebSocketConnection(socket, endpoint, limits, connectionLogger, caller, channelLimits)
       hub.connections.add(connection)
       void connection.ended.then(() => hub.connections.delete(connection))
       connectionLogger.info('websocket opened')

@@ -15,7 +15,7 @@ const hosts = (await Promise.all([
   startGatewayProcess(t, { store, routes: limitRoutes }),
 ])) as [GatewayProcess, GatewayProcess]
 const balancer = await roundRobin(t, hosts.map((host) => host.url))
-limitScenarios(t, () => balancer.url)
+limitScenarios(t, () => balancer.url, hosts.length)
 
 t.test('the requests were spread over both hosts', async (t) => {
   for (const host of hosts) t.ok(host.logs.some((line) => line.msg === 'mcp request'), 'this host served requests of the scenarios')

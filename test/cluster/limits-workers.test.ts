@@ -9,7 +9,7 @@ import { roundRobin } from './round-robin.ts'
 t.setTimeout(180_000)
 const gateway = await startGatewayProcess(t, { workers: 2, drain_timeout: 1, routes: limitRoutes }, 2)
 const balancer = await roundRobin(t, [gateway.url])
-limitScenarios(t, () => balancer.url)
+limitScenarios(t, () => balancer.url, 2)
 
 t.test('the requests were spread over both workers', async (t) => {
   const served = new Set(gateway.logs.filter((line) => line.msg === 'mcp request').map((line) => line.pid))

@@ -42,7 +42,11 @@ export async function session(url: string): Promise<string> {
 
 type Answer = { jsonrpc: string; id: unknown; result?: { isError?: boolean; structuredContent?: Record<string, unknown>; content: Array<{ text: string }> }; error?: { code: number; message: string; data?: Record<string, unknown> } }
 
-export function limitScenarios(t: Test, base: () => string): void {
+/**
+ * `processes`: how many gateway processes `base` deals requests to in turn. Rates and sessions per
+ * principal are shared by all; requests in flight are counted by each process for itself.
+ */
+export function limitScenarios(t: Test, base: () => string, processes = 1): void {
   t.test('a transport-level rule: exactly the limit passes, the rest get 429 + Retry-After + a JSON-RPC error with their id', async (t) => {
     const url = `${base()}/rate`
     const sessionId = await session(url) // 2 of 5
@@ -101,18 +105,24 @@ export function limitScenarios(t: Test, base: () => string): void {
     for (const id of [second, third]) await end(url, id)
   })
 
-  t.test('concurrent_requests_per_session: 2 in flight on a session, a third is refused with its id, later ones pass', async (t) => {
+  t.test(`concurrent_requests_per_session: 2 in flight on a session per process (${processes}), one more is refused with its id, later ones pass`, async (t) => {
     const url = `${base()}/quota`
     const sessionId = await session(url)
     const slow = (id: number) => post(url, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps: 25 } } })
-    const running = [slow(1), slow(2)]
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    const third = await slow(3)
-    t.equal(third.status, 429)
-    t.match(await third.json(), { id: 3, error: { code: -32000, message: /already has 2 requests in flight.*concurrent_requests_per_session/, data: { limit: 2 } } })
+    // One at a time, so a round-robin balancer deals them to the processes in turn: 2 on each.
+    const running: Array<Promise<Response>> = []
+    for (let id = 1; id <= 2 * processes; id++) {
+      running.push(slow(id))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const extra = 2 * processes + 1
+    const refused = await slow(extra)
+    t.equal(refused.status, 429)
+    t.match(await refused.json(), { id: extra, error: { code: -32000, message: /already has 2 requests in flight.*concurrent_requests_per_session/, data: { limit: 2 } } })
     const done = await Promise.all(running.map(async (response) => (await (await response).text()).includes('done after 25 steps')))
-    t.same(done, [true, true], 'the two in flight finish')
-    const after = await post(url, sessionId, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'whoami' } })
+    t.same(done, running.map(() => true), 'the ones in flight finish')
+    const after = await post(url, sessionId, { jsonrpc: '2.0', id: extra + 1, method: 'tools/call', params: { name: 'whoami' } })
     t.equal(after.status, 200, 'their slots were given back')
     await after.text()
   })

@@ -25,7 +25,7 @@ function bucket(limit: number, windowMs: number): RateBucket {
 }
 
 function rates(buckets: RateBucket[], toolStart = buckets.length): LimitRequest {
-  return { buckets, toolStart, slot: undefined }
+  return { buckets, toolStart }
 }
 
 /** Takes `n` times in a row and returns the verdicts. */
@@ -71,35 +71,6 @@ export function limiterContract(t: Test, name: string, make: MakeLimiter): void 
     t.equal(await limiter.take(rates([fresh])), undefined, 'the tool bucket behind it was not charged')
   })
 
-  t.test(`${name} limiter: slots are counted across workers and given back`, async (t) => {
-    const { limiter, other } = await make(t)
-    const slot = { key: `slot-${++keys}-${Date.now()}`, max: 2, ttlMs: 60_000 }
-    const take = (on: Limiter) => on.take({ buckets: [], toolStart: 0, slot })
-    t.equal(await take(limiter), undefined)
-    t.equal(await take(other), undefined)
-    t.same(await take(limiter), { bucket: -1, retryAfterMs: 0 }, 'a third in flight is refused')
-    other.release(slot.key)
-    await settle(limiter)
-    t.equal(await take(limiter), undefined, 'one given back: one more may start')
-    t.same(await take(other), { bucket: -1, retryAfterMs: 0 })
-    limiter.release(slot.key)
-    limiter.release(slot.key)
-    await settle(limiter)
-    t.equal(await take(other), undefined)
-    t.equal(await take(other), undefined)
-  })
-
-  t.test(`${name} limiter: a slot is taken only when the rates pass`, async (t) => {
-    const { limiter } = await make(t)
-    const b = bucket(1, 60_000)
-    const slot = { key: `slot-${++keys}-${Date.now()}`, max: 1, ttlMs: 60_000 }
-    t.equal(await limiter.take({ buckets: [b], toolStart: 1, slot }), undefined)
-    limiter.release(slot.key)
-    await settle(limiter)
-    t.equal((await limiter.take({ buckets: [b], toolStart: 1, slot }))?.bucket, 0, 'the rate refuses')
-    t.equal(await limiter.take({ buckets: [], toolStart: 0, slot }), undefined, 'and took no slot')
-  })
-
   t.test(`${name} limiter: sessions per key, ended sessions stop counting`, async (t) => {
     const { limiter, other, store } = await make(t)
     const key = `quota-${++keys}-${Date.now()}`
@@ -113,9 +84,4 @@ export function limiterContract(t: Test, name: string, make: MakeLimiter): void 
     await store.delete(ids[0]!)
     t.equal(await other.admit(key, ids[2]!, 2), true, 'once one ended, the third is admitted')
   })
-}
-
-/** Lets a fire-and-forget release reach the counters: any answered call after it was sent after it. */
-async function settle(limiter: Limiter): Promise<void> {
-  await limiter.take(rates([]))
 }
