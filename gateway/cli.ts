@@ -1,7 +1,8 @@
 /**
  * `mcp-edge start|check|stdio|init [--config FILE]`.
  *   start  serves the config (PORT and HOST from the environment override `listen`).
- *   check  loads the config and every handler module, prints `ok` or every problem; exit 0 or 2
+ *   check  loads the config, every handler module, and each route's access phase (its JWT settings,
+ *          API keys file and access module), prints `ok` or every problem; exit 0 or 2
  *          (like `nginx -t`).
  *   stdio  serves one route (`--route LOCATION`) over stdin/stdout, one session, until stdin ends;
  *          logs go to stderr.
@@ -13,6 +14,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { openRouteWarning } from './edge/exposure.ts'
+import { RouteAccess } from './edge/route-access.ts'
 import { needsPrimary, startCluster } from './server/cluster.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
 import { applyListenEnv } from './config/listen-env.ts'
@@ -112,6 +114,9 @@ async function check(file: string): Promise<number> {
     }
   }
   await store.close()
+  for (const route of config.routes) {
+    for (const problem of await RouteAccess.problems(route)) problems.push(`route ${route.location}: auth: ${problem}`)
+  }
   if (problems.length > 0) {
     process.stderr.write(`${problems.join('\n')}\n`)
     return EXIT_INVALID

@@ -103,6 +103,30 @@ export class RouteAccess {
   }
 
   /**
+   * What `mcp-edge check` reports for `route`'s access phase: every part tried on its own (the JWT
+   * settings, the API keys file, the access module), so each problem is named at once. Fetches nothing.
+   */
+  static async problems(route: RouteConfig): Promise<string[]> {
+    const auth = route.auth
+    if (auth === undefined) return []
+    if (auth.jwt === undefined && auth.api_keys === undefined && auth.access === undefined) {
+      return [`auth needs jwt, api_keys or access (auth: false opens a route)`]
+    }
+    const problems: string[] = []
+    const attempt = async (part: () => unknown): Promise<void> => {
+      try {
+        await part()
+      } catch (error) {
+        problems.push((error as Error).message)
+      }
+    }
+    if (auth.jwt !== undefined) await attempt(() => new JwtVerifier(auth.jwt!))
+    if (auth.api_keys !== undefined) await attempt(() => ApiKeys.load(auth.api_keys!))
+    if (auth.access !== undefined) await attempt(() => loadAccessModule(auth.access!))
+    return problems
+  }
+
+  /**
    * Checks the request's credential: its identity, NO_CREDENTIAL when it carried none, or a refusal
    * (401 for a bad one, 503 when the keys cannot be fetched). Synchronous for a token seen before.
    */

@@ -230,6 +230,26 @@ t.test('check runs each handler setup too: one that throws fails the check', asy
   t.notMatch(result.stderr, 'route /mcp', 'the good route is not mentioned')
 })
 
+t.test('check loads each route access phase: every auth problem is named, nothing is fetched', async (t) => {
+  const keys = join(tmp, 'keys.yaml')
+  await writeFile(keys, '- { sha256: "not-a-hash", principal: ci }\n')
+  const auth = (jwt: string, apiKeys: string, access: string) =>
+    `    auth:\n      jwt: { issuer: ${jwt}, audience: "https://mcp.example.com/a" }\n      api_keys: ${JSON.stringify(apiKeys)}\n      access: ${JSON.stringify(access)}\n`
+  const bad = await config('check-auth-bad', `routes:\n${route('/a', ECHO)}${auth('"http://auth.example.com"', keys, join(tmp, 'missing-access.ts'))}`)
+  const result = await run(['check', '--config', bad])
+  t.equal(result.code, 2, 'exit 2')
+  t.match(result.stderr, 'route /a: auth: auth.jwt.issuer http://auth.example.com must use https://')
+  t.match(result.stderr, `route /a: auth: auth.api_keys ${keys}: entry 1: sha256 must be 64 hex digits`)
+  t.match(result.stderr, `route /a: auth: ${join(tmp, 'missing-access.ts')}: access module not found`)
+  // An issuer nobody answers for: check proves the config sound without fetching its keys.
+  await writeFile(keys, `- { sha256: "${'a'.repeat(64)}", principal: ci }\n`)
+  const access = join(ROOT, 'test/edge/fixtures/access.ts')
+  const good = await config('check-auth-good', `routes:\n${route('/a', ECHO)}${auth('"https://auth.invalid"', keys, access)}`)
+  const ok = await run(['check', '--config', good])
+  t.equal(ok.code, 0, ok.stderr)
+  t.match(ok.stdout, /^ok: /)
+})
+
 t.test('start fails with exit 2 when a handler setup throws, naming the route and file', async (t) => {
   const file = await config('setup-throws', `routes:\n${route('/setup', broken('setup-throws'))}`)
   const port = await freePort()
