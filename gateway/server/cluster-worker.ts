@@ -5,10 +5,8 @@
  * and exits 0.
  */
 import type { GatewayConfig } from '../config/types.ts'
-import { createLogger } from '../log/logger.ts'
-import { startTracing, stopTracing } from '../protocol/tracing.ts'
-import { createStore } from '../store/create-store.ts'
-import { GatewayHost } from './gateway-host.ts'
+import { stopTracing } from '../protocol/tracing.ts'
+import { launchHost } from './gateway-host.ts'
 
 /** What the primary and a worker tell each other, besides the store's traffic. */
 export type ClusterSignal =
@@ -30,17 +28,7 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
     process.stderr.write(`${error.stack ?? error.message}\n`)
     process.exit(1)
   })
-  const logger = createLogger(config.log)
-  await startTracing(logger)
-  const store = createStore(config.store, { logger })
-  const host = new GatewayHost(config, store, logger, overrideListen)
-  let url: string
-  try {
-    url = await host.start()
-  } catch (error) {
-    await store.close().catch(() => undefined)
-    throw error
-  }
+  const { host, store, logger, url } = await launchHost(config, overrideListen)
   logger.info({ url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
 
   let draining: Promise<void> | undefined

@@ -18,7 +18,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { loadConfig } from '../config/load.ts'
 import type { GatewayConfig } from '../config/types.ts'
+import { createLogger } from '../log/logger.ts'
+import { startTracing } from '../protocol/tracing.ts'
 import { createLimiter } from '../store/create-limiter.ts'
+import { createStore } from '../store/create-store.ts'
 import type { Limiter } from '../store/limiter.ts'
 import type { SessionStore } from '../store/store.ts'
 import { drainGateway } from './drain.ts'
@@ -33,6 +36,31 @@ export interface GenerationOutcome {
   ok: boolean
   problems: string[]
   detail?: string
+}
+
+/** A serving process's host, listening, with what it was made of (its logger, tracing, store). */
+export interface LaunchedHost {
+  readonly host: GatewayHost
+  readonly store: SessionStore
+  readonly logger: Logger
+  readonly url: string
+}
+
+/**
+ * What every serving process (a single process, a cluster worker) does first: its logger, tracing
+ * and store, then a host on the port. A host that cannot start closes the store and throws.
+ */
+export async function launchHost(config: GatewayConfig, override?: (config: GatewayConfig) => void): Promise<LaunchedHost> {
+  const logger = createLogger(config.log)
+  await startTracing(logger)
+  const store = createStore(config.store, { logger })
+  const host = new GatewayHost(config, store, logger, override)
+  try {
+    return { host, store, logger, url: await host.start() }
+  } catch (error) {
+    await store.close().catch(() => undefined)
+    throw error
+  }
 }
 
 export class GatewayHost {

@@ -8,11 +8,9 @@
  *   SIGTERM / SIGINT ──► drain ──► close the store ──► exit 0
  */
 import type { Logger } from 'pino'
-import { createLogger } from '../log/logger.ts'
-import { startTracing, stopTracing } from '../protocol/tracing.ts'
+import { stopTracing } from '../protocol/tracing.ts'
 import type { GatewayConfig } from '../config/types.ts'
-import { createStore } from '../store/create-store.ts'
-import { GatewayHost } from './gateway-host.ts'
+import { launchHost } from './gateway-host.ts'
 import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
 
 export interface SingleProcessOptions {
@@ -24,17 +22,7 @@ export interface SingleProcessOptions {
 
 /** Starts serving; resolves once the port listens. The process exits after SIGTERM or SIGINT. */
 export async function runSingleProcess(config: GatewayConfig, options: SingleProcessOptions = {}): Promise<{ url: string; logger: Logger }> {
-  const logger = createLogger(config.log)
-  await startTracing(logger)
-  const store = createStore(config.store, { logger })
-  const host = new GatewayHost(config, store, logger, options.override)
-  let url: string
-  try {
-    url = await host.start()
-  } catch (error) {
-    await store.close().catch(() => undefined)
-    throw error
-  }
+  const { host, store, logger, url } = await launchHost(config, options.override)
   await writePidFile(config.file).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the pid file: mcp-edge reload will not find this gateway'))
 
   const requestReload = serializeReloads(config.file, logger, async () => {

@@ -8,6 +8,7 @@
  *   worker ◄─{ invalidate: id }─────────── primary   another worker changed or deleted the record
  *   worker ◄─{ bus: channel, message }──── primary   a bus message, to every worker
  */
+import cluster from 'node:cluster'
 import type { BusMessage, SessionRecord } from './store.ts'
 
 /** One end of an IPC channel: `process` in a worker, a cluster `Worker` or a `ChildProcess` in the primary. */
@@ -26,6 +27,18 @@ export interface ReplyMessage { mcpEdgeStore: 1; reply: number; value?: unknown;
 export interface InvalidateMessage { mcpEdgeStore: 1; invalidate: string }
 export interface BusDelivery { mcpEdgeStore: 1; bus: string; message: BusMessage }
 export type StoreMessage = CallMessage | ReplyMessage | InvalidateMessage | BusDelivery
+
+/**
+ * The channel to the cluster primary: `given`, else this process's own when it is a node:cluster
+ * worker. Throws when there is none (the cluster store and its limiter live in the primary).
+ */
+export function primaryPeer(given: IpcPeer | undefined): IpcPeer {
+  const primary = given ?? (cluster.isWorker ? (process as unknown as IpcPeer) : undefined)
+  if (primary === undefined) {
+    throw new Error('store type cluster lives in the cluster primary: start the gateway with `mcp-edge start` (workers > 1 or store type cluster)')
+  }
+  return primary
+}
 
 export function isStoreMessage(message: unknown): message is StoreMessage {
   return typeof message === 'object' && message !== null && (message as { mcpEdgeStore?: unknown }).mcpEdgeStore === 1

@@ -1,9 +1,8 @@
 /** Builds the store backend the config names. */
-import cluster from 'node:cluster'
 import type { Logger } from 'pino'
 import type { StoreConfig } from '../config/types.ts'
 import { ClusterStore } from './cluster-client.ts'
-import type { IpcPeer } from './cluster-protocol.ts'
+import { primaryPeer, type IpcPeer } from './cluster-protocol.ts'
 import { MemoryStore } from './memory.ts'
 import { RedisStore } from './redis.ts'
 import type { SessionStore } from './store.ts'
@@ -20,13 +19,8 @@ export function createStore(config: StoreConfig, options: CreateStoreOptions = {
   switch (config.type) {
     case 'memory':
       return new MemoryStore({ eventCapacity: config.event_capacity, cacheTtl: config.cache_ttl })
-    case 'cluster': {
-      const primary = options.primary ?? (cluster.isWorker ? (process as unknown as IpcPeer) : undefined)
-      if (primary === undefined) {
-        throw new Error('store type cluster lives in the cluster primary: start the gateway with `mcp-edge start` (workers > 1 or store type cluster)')
-      }
-      return new ClusterStore(primary)
-    }
+    case 'cluster':
+      return new ClusterStore(primaryPeer(options.primary))
     case 'redis': {
       const logger = options.logger
       return new RedisStore({

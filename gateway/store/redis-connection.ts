@@ -40,6 +40,15 @@ export interface RedisConnectionOptions extends RedisEndpoint {
   env?: NodeJS.ProcessEnv
 }
 
+/**
+ * What connects to Redis, from anything that names an endpoint (a store config block, the store's
+ * options): the endpoint's own keys and the timeouts given in seconds.
+ */
+export function redisConnection(endpoint: RedisEndpoint, connectTimeoutS: number, commandTimeoutS: number, env?: NodeJS.ProcessEnv): RedisConnectionOptions {
+  const { url, sentinels, name, db, cluster } = endpoint
+  return { url, sentinels, name, db, cluster, connectTimeoutMs: connectTimeoutS * 1000, commandTimeoutMs: commandTimeoutS * 1000, env }
+}
+
 /** Delay before the n-th reconnection attempt: 100 ms doubling, at most 2 s; never gives up. */
 function reconnectDelay(attempt: number): number {
   return Math.min(100 * 2 ** Math.min(attempt, 5), 2000)

@@ -16,7 +16,7 @@
 import { MemoryBus } from './memory.ts'
 import { ALL_VERSIONS, RecordCache, type LoadedRecord } from './record-cache.ts'
 import { decodeLogEntry, decodeRecord, encodeChange, encodeRecord } from './redis-codec.ts'
-import { connectRedis, type RedisClient, type RedisEndpoint } from './redis-connection.ts'
+import { connectRedis, redisConnection, type RedisClient, type RedisEndpoint } from './redis-connection.ts'
 import { SCRIPTS, type ScriptName } from './redis-scripts.ts'
 import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
 import { eventId, parseEventId, StoreUnavailableError } from './store.ts'
@@ -92,16 +92,7 @@ export class RedisStore implements SessionStore {
     this.#eventCapacity = options.eventCapacity
     this.#eventTtlMs = Math.ceil(options.cacheTtl * 1000)
     this.#onStatus = options.onStatus ?? (() => undefined)
-    const connection = {
-      url: options.url,
-      sentinels: options.sentinels,
-      name: options.name,
-      db: options.db,
-      cluster: options.cluster,
-      connectTimeoutMs: options.connectTimeout * 1000,
-      commandTimeoutMs: options.commandTimeout * 1000,
-      env: options.env,
-    }
+    const connection = redisConnection(options, options.connectTimeout, options.commandTimeout, options.env)
     this.#commands = connectRedis(connection, 'commands')
     for (const [name, script] of Object.entries(SCRIPTS)) this.#commands.defineCommand(name, script)
     this.#subscriber = connectRedis(connection, 'subscriber')
