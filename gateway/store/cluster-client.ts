@@ -7,17 +7,9 @@
 import { MemoryBus } from './memory.ts'
 import { RecordCache, type LoadedRecord } from './record-cache.ts'
 import { isStoreMessage, reviveRecord, type IpcPeer, type StoreOp } from './cluster-protocol.ts'
+import { PendingCalls } from './pending-calls.ts'
 import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
 import { StoreUnavailableError } from './store.ts'
-
-/** Milliseconds the primary has to answer before the request that waits fails with 503. */
-const CALL_TIMEOUT_MS = 5000
-
-interface Waiting {
-  resolve(value: unknown): void
-  reject(error: Error): void
-  timer: NodeJS.Timeout
-}
 
 interface Lifetime { record: SessionRecord; idleTtlMs: number; expiresInMs: number }
 
@@ -26,11 +18,9 @@ export class ClusterStore implements SessionStore {
   readonly #local = new MemoryBus()
   readonly #cache = new RecordCache()
   readonly #primary: IpcPeer
-  readonly #waiting = new Map<number, Waiting>()
+  readonly #pending = new PendingCalls()
   readonly #onMessage: (message: unknown) => void
   readonly #onDisconnect: () => void
-  #calls = 0
-  #gone = false
 
   /** `primary` is `process` in a cluster worker (or a forked child's handle in tests). */
   constructor(primary: IpcPeer) {
@@ -101,7 +91,7 @@ export class ClusterStore implements SessionStore {
   }
 
   async ready(): Promise<boolean> {
-    if (this.#gone) return false
+    if (this.#pending.gone) return false
     return this.#call('ready', []).then((ready) => ready === true, () => false)
   }
 
@@ -117,45 +107,31 @@ export class ClusterStore implements SessionStore {
   }
 
   #call(op: StoreOp, args: unknown[]): Promise<unknown> {
-    if (this.#gone) return Promise.reject(new StoreUnavailableError('the cluster primary is gone'))
-    const call = ++this.#calls
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#waiting.delete(call)
-        reject(new StoreUnavailableError(`the cluster primary did not answer ${op} within ${CALL_TIMEOUT_MS} ms`))
-      }, CALL_TIMEOUT_MS)
-      this.#waiting.set(call, { resolve, reject, timer })
+    return this.#pending.start(op, (call) => {
       try {
         this.#primary.send({ mcpEdgeStore: 1, call, op, args }, (error) => {
-          if (error !== null) this.#settle(call, undefined, `cannot reach the cluster primary: ${error.message}`)
+          if (error !== null) this.#pending.fail(call, new StoreUnavailableError(`cannot reach the cluster primary: ${error.message}`))
         })
       } catch (error) {
         // A closed channel reaches the callback; what throws here is a value that cannot be
         // serialised. That is this call's fault, not an unavailable store.
-        this.#settle(call, undefined, `cannot send ${op} to the cluster primary: ${(error as Error).message}`, false)
+        this.#pending.fail(call, new Error(`cannot send ${op} to the cluster primary: ${(error as Error).message}`))
       }
     })
   }
 
-  #settle(call: number, value: unknown, error: string | undefined, unavailable = true): void {
-    const waiting = this.#waiting.get(call)
-    if (waiting === undefined) return
-    this.#waiting.delete(call)
-    clearTimeout(waiting.timer)
-    if (error === undefined) waiting.resolve(value)
-    else waiting.reject(unavailable ? new StoreUnavailableError(error) : new Error(error))
-  }
-
   #receive(message: unknown): void {
     if (!isStoreMessage(message)) return
-    if ('reply' in message) this.#settle(message.reply, message.value, message.error, false)
+    if ('reply' in message) {
+      if (message.error === undefined) this.#pending.settle(message.reply, message.value)
+      else this.#pending.fail(message.reply, new Error(message.error))
+    }
     else if ('invalidate' in message) this.#cache.invalidate(message.invalidate)
     else if ('bus' in message) void this.#local.publish(message.bus, message.message)
   }
 
   #lost(reason: string): void {
-    this.#gone = true
     this.#cache.disable()
-    for (const call of [...this.#waiting.keys()]) this.#settle(call, undefined, reason)
+    this.#pending.lost(reason)
   }
 }

@@ -9,10 +9,8 @@
 import type { IpcPeer } from './cluster-protocol.ts'
 import type { MemoryLimiter } from './limiter-memory.ts'
 import type { LimitRequest, Limiter, Verdict } from './limiter.ts'
+import { PendingCalls } from './pending-calls.ts'
 import { StoreUnavailableError } from './store.ts'
-
-/** Milliseconds the primary has to answer before the request that waits fails with 503. */
-const CALL_TIMEOUT_MS = 5000
 
 type LimitOp = 'take' | 'admit'
 interface LimitCall { mcpEdgeLimit: 1; call: number; op: LimitOp; args: unknown[] }
@@ -23,22 +21,14 @@ function isLimitMessage(message: unknown): message is LimitMessage {
   return typeof message === 'object' && message !== null && (message as { mcpEdgeLimit?: unknown }).mcpEdgeLimit === 1
 }
 
-interface Waiting {
-  resolve(value: unknown): void
-  reject(error: Error): void
-  timer: NodeJS.Timeout
-}
-
 /** A worker's limiter: every check is one IPC round trip to the primary. */
 export class ClusterLimiter implements Limiter {
   readonly #primary: IpcPeer
-  readonly #waiting = new Map<number, Waiting>()
+  readonly #pending = new PendingCalls()
   readonly #onMessage = (message: unknown): void => {
-    if (isLimitMessage(message) && 'reply' in message) this.#settle(message.reply, message.value)
+    if (isLimitMessage(message) && 'reply' in message) this.#pending.settle(message.reply, message.value)
   }
-  readonly #onDisconnect = (): void => this.#lost('the cluster primary is gone')
-  #calls = 0
-  #gone = false
+  readonly #onDisconnect = (): void => this.#pending.lost('the cluster primary is gone')
 
   constructor(primary: IpcPeer) {
     this.#primary = primary
@@ -57,51 +47,20 @@ export class ClusterLimiter implements Limiter {
   async close(): Promise<void> {
     this.#primary.off('message', this.#onMessage)
     this.#primary.off('disconnect', this.#onDisconnect)
-    this.#lost('the limiter is closed')
+    this.#pending.lost('the limiter is closed')
   }
 
   #call(op: LimitOp, args: unknown[]): Promise<unknown> {
-    if (this.#gone) return Promise.reject(new StoreUnavailableError('the cluster primary is gone'))
-    const call = ++this.#calls
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#waiting.delete(call)
-        reject(new StoreUnavailableError(`the cluster primary did not answer ${op} within ${CALL_TIMEOUT_MS} ms`))
-      }, CALL_TIMEOUT_MS)
-      this.#waiting.set(call, { resolve, reject, timer })
-      this.#send({ mcpEdgeLimit: 1, call, op, args })
+    return this.#pending.start(op, (call) => {
+      const unreachable = (error: Error): void => this.#pending.fail(call, new StoreUnavailableError(`cannot reach the cluster primary: ${error.message}`))
+      try {
+        this.#primary.send({ mcpEdgeLimit: 1, call, op, args } satisfies LimitCall, (error) => {
+          if (error !== null) unreachable(error)
+        })
+      } catch (error) {
+        unreachable(error as Error)
+      }
     })
-  }
-
-  #send(message: LimitCall): void {
-    try {
-      this.#primary.send(message, (error) => {
-        if (error !== null && message.call !== 0) this.#fail(message.call, `cannot reach the cluster primary: ${error.message}`)
-      })
-    } catch (error) {
-      if (message.call !== 0) this.#fail(message.call, `cannot reach the cluster primary: ${(error as Error).message}`)
-    }
-  }
-
-  #settle(call: number, value: unknown): void {
-    const waiting = this.#waiting.get(call)
-    if (waiting === undefined) return
-    this.#waiting.delete(call)
-    clearTimeout(waiting.timer)
-    waiting.resolve(value)
-  }
-
-  #fail(call: number, reason: string): void {
-    const waiting = this.#waiting.get(call)
-    if (waiting === undefined) return
-    this.#waiting.delete(call)
-    clearTimeout(waiting.timer)
-    waiting.reject(new StoreUnavailableError(reason))
-  }
-
-  #lost(reason: string): void {
-    this.#gone = true
-    for (const call of [...this.#waiting.keys()]) this.#fail(call, reason)
   }
 }
 
