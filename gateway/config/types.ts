@@ -166,6 +166,8 @@ export interface LimitsConfig {
   uri_length: number
   /** Most components one session may have disabled. */
   hidden_components: number
+  /** Most sessions whose roots one worker keeps per route (0: no cache). */
+  roots_cache: number
 }
 
 export interface MemoryStoreConfig { type: 'memory'; event_capacity: number; cache_ttl: number }

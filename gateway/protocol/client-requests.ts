@@ -4,6 +4,7 @@
  * session view (asking on the session's standalone stream, outside any request).
  */
 import { EdgeError } from '../wire/errors.ts'
+import { checkCreateMessageResult, checkElicitResult, checkRoots, elicitationValidator } from './client-answers.ts'
 import type { ClientRequestOptions, UrlElicitation } from '../registry/context.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import { notification } from '../wire/jsonrpc.ts'
@@ -96,13 +97,14 @@ export async function elicit(
   if ('mode' in schema && schema.mode === 'url') {
     if (elicitation?.url === undefined) throw missingCapability('elicitation.url')
     const elicitationId = schema.elicitationId ?? crypto.randomUUID()
-    return (await ask('elicitation/create', { mode: 'url', message, url: schema.url, elicitationId }, options)) as ElicitResult
+    return checkElicitResult(await ask('elicitation/create', { mode: 'url', message, url: schema.url, elicitationId }, options), undefined)
   }
   // `elicitation: {}` means form mode only (the 2025-06-18 shape).
   if (elicitation === undefined || (elicitation.url !== undefined && elicitation.form === undefined)) {
     throw missingCapability('elicitation.form')
   }
-  return (await ask('elicitation/create', { message, requestedSchema: schema }, options)) as ElicitResult
+  const validate = elicitationValidator(schema as ElicitationSchema)
+  return checkElicitResult(await ask('elicitation/create', { message, requestedSchema: schema }, options), validate)
 }
 
 /** `sampling/createMessage`; tools in the request need `sampling.tools`. */
@@ -120,12 +122,11 @@ export async function createMessage(
   }
   const { timeoutMs, onProgress, key, ...rest } = options
   void key
-  return (await ask('sampling/createMessage', { ...rest, messages, maxTokens }, { timeoutMs, onProgress })) as CreateMessageResult
+  return checkCreateMessageResult(await ask('sampling/createMessage', { ...rest, messages, maxTokens }, { timeoutMs, onProgress }))
 }
 
 /** `roots/list`, the client's roots. */
 export async function listRoots(capabilities: ClientCapabilities, ask: Ask, options?: ClientRequestOptions): Promise<Root[]> {
   if (capabilities.roots === undefined) throw missingCapability('roots')
-  const result = (await ask('roots/list', undefined, options)) as { roots?: Root[] }
-  return Array.isArray(result.roots) ? result.roots : []
+  return checkRoots(await ask('roots/list', undefined, options))
 }

@@ -26,6 +26,7 @@ import { Notifier } from './notifier.ts'
 import type { ContextHost } from './request-context.ts'
 import { HandlerRequestContext } from './request-context.ts'
 import { RouteEvents } from './route-events.ts'
+import type { RootsCache } from './roots-cache.ts'
 import { SessionLifecycle } from './session-lifecycle.ts'
 import { SessionViews } from './session-views.ts'
 import type { RequestSink, SessionOutlet } from './sink.ts'
@@ -78,7 +79,7 @@ export class McpEndpoint implements ContextHost {
     this.registry = registry
     this.store = store
     this.logger = logger
-    this.notifier = new Notifier(route.location, route.resumability, store, this.live, logger)
+    this.notifier = new Notifier(route.location, route.resumability, store, this.live, logger, route.limits.roots_cache)
     this.readTimeoutMs = route.read_timeout * 1000
     this.idleTtlMs = route.longest_standby * 1000
     this.logging = route.capabilities.logging
@@ -188,6 +189,7 @@ export class McpEndpoint implements ContextHost {
         this.emit('initialized', record, params)
         return
       case 'notifications/roots/list_changed':
+        this.notifier.rootsChanged(record.id)
         this.emit('roots/list_changed', record, params)
         return
       default:
@@ -259,6 +261,10 @@ export class McpEndpoint implements ContextHost {
   logToGateway(level: LogLevel, data: unknown, logger: string | undefined, sessionId: string | undefined): void {
     const pinoLevel = level === 'debug' ? 'debug' : level === 'info' || level === 'notice' ? 'info' : level === 'warning' ? 'warn' : 'error'
     this.logger[pinoLevel]({ sessionId, logger, data, mcpLevel: level }, 'handler log')
+  }
+
+  get roots(): RootsCache {
+    return this.notifier.roots
   }
 
   nextClientRequestId(): string {

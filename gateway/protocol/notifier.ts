@@ -20,12 +20,13 @@ import { STANDALONE_STREAM } from './sink.ts'
 import { ListenRegistry } from './stateless/listen.ts'
 import type { LogLevel } from '../wire/mcp-types.ts'
 import { levelPasses } from './request-context.ts'
-
-const workerTag = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+import { RootsCache } from './roots-cache.ts'
 
 export class Notifier {
   /** This worker's subscriptions/listen streams of the route (stateless clients). */
   readonly listeners = new ListenRegistry()
+  /** The sessions' roots this worker keeps; cleared here and on every worker when they change. */
+  readonly roots: RootsCache
   readonly #channel: string
   readonly #bus: Bus
   readonly #store: SessionStore
@@ -33,8 +34,12 @@ export class Notifier {
   readonly #logger: Logger
   readonly #unsubscribe: () => void
   readonly #resumable: boolean
+  // Per notifier, not per process: two generations of a route during a reload, or two gateways on
+  // one store in a test, are two parties of the bus, each holding its own sessions.
+  readonly #tag = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
 
-  constructor(location: string, resumable: boolean, store: SessionStore, live: LiveSessions, logger: Logger) {
+  constructor(location: string, resumable: boolean, store: SessionStore, live: LiveSessions, logger: Logger, rootsCache: number) {
+    this.roots = new RootsCache(rootsCache)
     this.#channel = `route:${location}`
     this.#resumable = resumable
     this.#bus = store.bus
@@ -101,8 +106,15 @@ export class Notifier {
     else this.#publish({ type: 'progress', session: sessionId, token, progress, total, message })
   }
 
+  /** The client's roots changed: every worker forgets those it kept. */
+  rootsChanged(sessionId: string): void {
+    this.roots.clear(sessionId)
+    this.#publish({ type: 'roots', session: sessionId })
+  }
+
   /** Ends what every worker holds for a deleted session. */
   ended(sessionId: string): void {
+    this.roots.clear(sessionId)
     this.#live.end(sessionId)
     this.#publish({ type: 'ended', session: sessionId })
   }
@@ -132,7 +144,7 @@ export class Notifier {
   }
 
   #publish(message: RouteBusMessage): void {
-    message.from = workerTag
+    message.from = this.#tag
     this.#bus.publish(this.#channel, message).catch((error: unknown) => {
       this.#logger.warn({ err: error, type: message.type }, 'bus publish failed')
     })
@@ -140,7 +152,7 @@ export class Notifier {
 
   /** What another worker asks this one to do; messages this worker published are ignored. */
   #fromBus(message: BusMessage): void {
-    if ('from' in message && message.from === workerTag) return
+    if ('from' in message && message.from === this.#tag) return
     switch (message.type) {
       case 'notify':
         this.#live.get(message.session)?.outlet?.send(message.message)
@@ -163,7 +175,11 @@ export class Notifier {
       case 'resource':
         this.listeners.deliver(notification('notifications/resources/updated', { uri: message.uri }))
         break
+      case 'roots':
+        this.roots.clear(message.session)
+        break
       case 'ended':
+        this.roots.clear(message.session)
         this.#live.end(message.session)
         break
     }

@@ -10,6 +10,7 @@ import { notification } from '../wire/jsonrpc.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import { ContextBase } from './context-base.ts'
 import type { LiveSessions } from './live-sessions.ts'
+import type { RootsCache } from './roots-cache.ts'
 import type {
   CreateMessageOptions,
   CreateMessageResult,
@@ -41,6 +42,8 @@ export interface ContextHost {
   sessionView(record: SessionRecord): SessionView
   /** What this worker holds per session; a context takes its entry only when it asks the client something. */
   readonly live: LiveSessions
+  /** The sessions' roots this worker keeps. */
+  readonly roots: RootsCache
 }
 
 export { levelPasses } from './context-base.ts'
@@ -79,7 +82,8 @@ export class HandlerRequestContext extends ContextBase implements RequestContext
   }
 
   listRoots(options?: ClientRequestOptions): Promise<Root[]> {
-    return listRoots(this.#record.clientCapabilities, this.#asker(), options)
+    const capabilities = this.#record.clientCapabilities
+    return this.#host.roots.get(this.#record.id, capabilities, () => listRoots(capabilities, this.#asker(), options))
   }
 
   async ping(options?: ClientRequestOptions): Promise<void> {

@@ -70,15 +70,16 @@ export class RouteServerImpl implements RouteServer {
     void tracked.finally(() => this.#background.delete(tracked))
   }
 
-  async waitBackgroundTasks(timeoutMs?: number): Promise<void> {
-    const all = Promise.allSettled([...this.#background])
-    if (timeoutMs === undefined) {
-      await all
-      return
-    }
+  async waitBackgroundTasks(timeoutMs?: number): Promise<boolean> {
+    const all = Promise.allSettled([...this.#background]).then(() => true)
+    if (timeoutMs === undefined) return await all
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))])
-    clearTimeout(timer)
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
+    try {
+      return await Promise.race([all, timedOut])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   async shutdown(): Promise<void> {

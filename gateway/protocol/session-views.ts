@@ -9,10 +9,11 @@ import type { ClientRequestOptions, ComponentKind, SessionView } from '../regist
 import type { SessionRecord, SessionStore } from '../store/store.ts'
 import { EdgeError } from '../wire/errors.ts'
 import { notification } from '../wire/jsonrpc.ts'
-import type { JsonObject } from '../wire/mcp-types.ts'
+import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import type { LiveSessions } from './live-sessions.ts'
 import type { Notifier } from './notifier.ts'
+import { levelPasses } from './context-base.ts'
 import { tooManyHidden } from './session-limits.ts'
 import type { Envelope } from './stateless/envelope.ts'
 
@@ -23,7 +24,12 @@ export interface ViewHost {
   readonly notifier: Notifier
   readonly live: LiveSessions
   readonly readTimeoutMs: number
+  /** The route declares the logging capability. */
+  readonly logging: boolean
   nextClientRequestId(): string
+  logToGateway(level: LogLevel, data: unknown, logger: string | undefined, sessionId: string | undefined): void
+  /** Ends a session everywhere (its record, its streams on every worker). */
+  deleteSession(id: string): Promise<boolean>
 }
 
 type ListName = 'tools' | 'prompts' | 'resources'
@@ -48,9 +54,13 @@ export class SessionViews {
       disable: (kind, name) => this.#setHidden(record.id, kind, name, true),
       elicit: (message, schema, options) => elicit(record.clientCapabilities, ask, message, schema, options),
       createMessage: (messages, maxTokens, options) => createMessage(record.clientCapabilities, ask, messages, maxTokens, options),
-      listRoots: (options) => listRoots(record.clientCapabilities, ask, options),
+      listRoots: (options) => this.#host.notifier.roots.get(record.id, record.clientCapabilities, () => listRoots(record.clientCapabilities, ask, options)),
       ping: async (options) => {
         await ask('ping', undefined, options)
+      },
+      log: (level, data, logger) => this.#logToSession(record.id, level, data, logger),
+      shutdown: async () => {
+        await this.#host.deleteSession(record.id)
       },
     }
   }
@@ -72,6 +82,8 @@ export class SessionViews {
       createMessage: noSession,
       listRoots: noSession,
       ping: noSession,
+      log: noSession,
+      shutdown: noSession,
     }
   }
 
@@ -104,6 +116,17 @@ export class SessionViews {
       send: (message) => notifier.notifySession(sessionId, message),
       onSettled: () => live.release(sessionId, held),
     })
+  }
+
+  // The level is read afresh: the client may have changed it since the view was made.
+  async #logToSession(sessionId: string, level: LogLevel, data: unknown, logger: string | undefined): Promise<void> {
+    this.#host.logToGateway(level, data, logger, sessionId)
+    if (!this.#host.logging) return
+    const record = await this.#host.store.get(sessionId)
+    if (record === undefined || !levelPasses(level, record.logLevel)) return
+    const params: JsonObject = { level, data }
+    if (logger !== undefined) params.logger = logger
+    this.#host.notifier.notifySession(sessionId, notification('notifications/message', params))
   }
 
   async #setHidden(sessionId: string, kind: ComponentKind, name: string, hidden: boolean): Promise<void> {

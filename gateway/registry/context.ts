@@ -57,6 +57,16 @@ export interface SessionView {
   createMessage(messages: SamplingMessage[], maxTokens: number, options?: CreateMessageOptions & ClientRequestOptions): Promise<CreateMessageResult>
   listRoots(options?: ClientRequestOptions): Promise<Root[]>
   ping(options?: ClientRequestOptions): Promise<void>
+  /**
+   * `notifications/message` on the session's standalone stream, outside any request (a background
+   * task, a route event), when the session's level lets it through; always logged by the gateway.
+   */
+  log(level: LogLevel, data: unknown, logger?: string): Promise<void>
+  /**
+   * Ends the session from the server side, on whichever worker holds what of it: its streams close,
+   * its requests in flight are cancelled, its next request gets 404 (the client initializes again).
+   */
+  shutdown(): Promise<void>
 }
 
 export type ComponentKind = 'tool' | 'prompt' | 'resource' | 'template'

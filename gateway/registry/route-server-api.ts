@@ -35,8 +35,8 @@ export interface RouteServer {
   on(event: RouteEvent, listener: RouteEventListener): void
   /** Tracks work a handler started outside a request, so shutdown can wait for it. */
   background(task: Promise<unknown>): void
-  /** Resolves when every background task has settled, or after `timeoutMs`. */
-  waitBackgroundTasks(timeoutMs?: number): Promise<void>
+  /** Resolves `true` when every background task has settled, `false` when `timeoutMs` passed first. */
+  waitBackgroundTasks(timeoutMs?: number): Promise<boolean>
   /** Ends every session of this route on this worker. */
   shutdown(): Promise<void>
 }

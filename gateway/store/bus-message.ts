@@ -3,7 +3,7 @@
  * consumers switch on `type` with no cast; a new kind is a new member here, and TypeScript then
  * names every switch that does not handle it.
  *
- *   route channel (protocol/notifier)      notify · logged · route · resource · cancel · answer · progress · ended
+ *   route channel (protocol/notifier)      notify · logged · route · resource · cancel · answer · progress · roots · ended
  *   stream channel (transport/stream-relay) event · end · alive
  *   probe channel (transport/stream-follower) probe
  */
@@ -29,6 +29,8 @@ export interface CancelMessage extends FromWorker { type: 'cancel'; session: str
 export interface AnswerMessage extends FromWorker { type: 'answer'; session: string; response: JsonRpcResponse }
 /** The client's progress on a server→client request, for the worker that waits for it. */
 export interface ProgressMessage extends FromWorker { type: 'progress'; session: string; token: string; progress: number; total?: number; message?: string }
+/** The client's roots changed (notifications/roots/list_changed): every worker forgets those it kept. */
+export interface RootsMessage extends FromWorker { type: 'roots'; session: string }
 /** The session was deleted: every worker drops what it holds for it. */
 export interface EndedMessage extends FromWorker { type: 'ended'; session: string }
 
@@ -43,7 +45,7 @@ export interface StreamProbeMessage { type: 'probe'; sessionId: string; streamId
 
 /** What the notifier of a route publishes on the route's channel. */
 export type RouteBusMessage =
-  | NotifyMessage | LoggedMessage | RouteMessage | ResourceMessage | CancelMessage | AnswerMessage | ProgressMessage | EndedMessage
+  | NotifyMessage | LoggedMessage | RouteMessage | ResourceMessage | CancelMessage | AnswerMessage | ProgressMessage | RootsMessage | EndedMessage
 /** What travels on one stream's channel. */
 export type StreamBusMessage = StreamEventMessage | StreamEndMessage | StreamAliveMessage
 

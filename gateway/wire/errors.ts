@@ -117,6 +117,8 @@ export const EdgeCode = {
   MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable' },
   /** The authorization server's keys (JWKS, metadata) cannot be fetched, so no token can be checked. */
   MCP_EDGE_AUTH_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Service Unavailable: access tokens cannot be checked now; retry later' },
+  /** The client answered a server→client request (sampling, elicitation, roots) with a malformed result. */
+  MCP_EDGE_CLIENT_ANSWER_INVALID: { status: 502, rpc: ServerError, message: "The client's answer is malformed" },
   MCP_EDGE_CLIENT_TIMEOUT: { status: 504, rpc: ServerError, message: 'The client did not answer in time' },
 } as const satisfies Record<`MCP_EDGE_${string}`, ErrorRow>
 export type EdgeCodeName = keyof typeof EdgeCode
@@ -180,6 +182,19 @@ export class EdgeError extends Error {
     this.rpcCode = options.rpc ?? row.rpc
     this.data = options.data
     this.headers = row.headers === undefined ? options.headers : options.headers === undefined ? row.headers : { ...row.headers, ...options.headers }
+  }
+}
+
+/**
+ * The client answered a server→client request with a result of the wrong shape: `method` names the
+ * request, the message what is wrong. Handlers catch it (`error instanceof InvalidClientAnswerError`).
+ */
+export class InvalidClientAnswerError extends EdgeError {
+  readonly method: string
+  constructor(method: string, problem: string) {
+    super('MCP_EDGE_CLIENT_ANSWER_INVALID', `The client's answer to ${method} is malformed: ${problem}`, { data: { method } })
+    this.name = 'InvalidClientAnswerError'
+    this.method = method
   }
 }
 

@@ -22,6 +22,8 @@ export function fakeContext(controller = new AbortController()): RequestContext 
     createMessage: unavailable,
     listRoots: unavailable,
     ping: unavailable,
+    log: async () => {},
+    shutdown: unavailable,
   }
   return {
     _meta: undefined,
