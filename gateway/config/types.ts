@@ -166,6 +166,8 @@ export interface LimitsConfig {
   uri_length: number
   /** Most components one session may have disabled. */
   hidden_components: number
+  /** Most messages in one JSON-RPC batch (2025-03-26 sessions). */
+  batch_size: number
   /** Most sessions whose roots one worker keeps per route (0: no cache). */
   roots_cache: number
 }

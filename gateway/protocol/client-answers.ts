@@ -6,7 +6,7 @@
  * lets through becomes an `isError` result with that text (the client's own mistake, no secret).
  */
 import { compileObjectSchema, describeErrors, type ValidateFunction } from '../registry/json-schema.ts'
-import { InvalidClientAnswerError } from '../wire/errors.ts'
+import { EdgeError } from '../wire/errors.ts'
 import type { CreateMessageResult, ElicitationSchema, ElicitResult, Root } from '../wire/mcp-types.ts'
 
 const ROLES = new Set(['user', 'assistant'])
@@ -94,6 +94,19 @@ function contentProblem(block: unknown): Problem {
       return undefined
     default:
       return `has an unknown type ${JSON.stringify(block.type.slice(0, 40))}`
+  }
+}
+
+/**
+ * The client answered a server→client request with a result of the wrong shape: `method` names the
+ * request, the message what is wrong. Handlers catch it (`error instanceof InvalidClientAnswerError`).
+ */
+export class InvalidClientAnswerError extends EdgeError {
+  readonly method: string
+  constructor(method: string, problem: string) {
+    super('MCP_EDGE_CLIENT_ANSWER_INVALID', `The client's answer to ${method} is malformed: ${problem}`, { data: { method } })
+    this.name = 'InvalidClientAnswerError'
+    this.method = method
   }
 }
 

@@ -14,6 +14,7 @@ import type { SessionRecord } from '../store/store.ts'
 import { type McpError, refusalOf } from '../wire/errors.ts'
 import { classify, idOf, resultMessage, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { header, type HttpRoute } from './http-route.ts'
+import { serveBatch } from './http-batch.ts'
 import { PostExchange } from './post-exchange.ts'
 import { replyError } from './reply-error.ts'
 import { initializeRefusal, openSession, serveSession, wayOf } from './session-door.ts'
@@ -34,6 +35,7 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
   // with no promise made for it. Slower paths return theirs (Fastify routes their rejections).
   app.post(endpoint.route.location, (request, reply) => {
     const started = log.start()
+    if (Array.isArray(request.body)) return serveBatch(http, request, reply, request.body as unknown[], started)
     let incoming
     try {
       incoming = classify(request.body)

@@ -60,6 +60,8 @@ export const EdgeCode = {
   MCP_EDGE_PARSE_ERROR: { status: 400, rpc: ParseError, message: 'Parse error' },
   MCP_EDGE_INVALID_REQUEST: { status: 400, rpc: InvalidRequest, message: 'Invalid Request' },
   MCP_EDGE_INVALID_PARAMS: { status: 400, rpc: InvalidParams, message: 'Invalid params' },
+  /** A JSON-RPC batch from a session that did not negotiate 2025-03-26 (the one revision with batches), or over `limits.batch_size`. */
+  MCP_EDGE_BATCH_REFUSED: { status: 400, rpc: InvalidRequest, message: 'JSON-RPC batches are only for sessions that negotiated 2025-03-26; send one message per POST' },
   MCP_EDGE_BAD_UPGRADE: { status: 400, rpc: InvalidRequest, message: 'Bad Request: expected a WebSocket upgrade' },
   MCP_EDGE_SESSION_REQUIRED: { status: 400, rpc: ServerError, message: 'Bad Request: Mcp-Session-Id header is required (initialize first)' },
   MCP_EDGE_BAD_PROTOCOL_VERSION: { status: 400, rpc: ServerError, message: 'Bad Request: unsupported MCP-Protocol-Version' },
@@ -182,19 +184,6 @@ export class EdgeError extends Error {
     this.rpcCode = options.rpc ?? row.rpc
     this.data = options.data
     this.headers = row.headers === undefined ? options.headers : options.headers === undefined ? row.headers : { ...row.headers, ...options.headers }
-  }
-}
-
-/**
- * The client answered a server→client request with a result of the wrong shape: `method` names the
- * request, the message what is wrong. Handlers catch it (`error instanceof InvalidClientAnswerError`).
- */
-export class InvalidClientAnswerError extends EdgeError {
-  readonly method: string
-  constructor(method: string, problem: string) {
-    super('MCP_EDGE_CLIENT_ANSWER_INVALID', `The client's answer to ${method} is malformed: ${problem}`, { data: { method } })
-    this.name = 'InvalidClientAnswerError'
-    this.method = method
   }
 }
 
