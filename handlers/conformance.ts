@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { defineHandler, ToolError, type ContentBlock, type JsonObject, type RequestContext } from 'mcp-edge'
 import { registerStatelessFixture } from './conformance-stateless.ts'
+import { registerTasksFixture } from './conformance-tasks.ts'
 import { DEFAULTS_SCHEMA, ENUMS_SCHEMA, JSON_SCHEMA_2020_12, PNG_BASE64, WAV_BASE64 } from './conformance-assets.ts'
 
 const NO_ARGS: JsonObject = { type: 'object', properties: {} }
@@ -232,4 +233,5 @@ export default defineHandler((mcp, server) => {
     ),
   )
   registerStatelessFixture(mcp, server)
+  registerTasksFixture(mcp, server)
 })

@@ -68,6 +68,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       pagination: { ...route.pagination },
       send_buffer: { ...route.send_buffer },
       cache: { ...route.cache },
+      tasks: { ...route.tasks },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,
       auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),

@@ -91,6 +91,12 @@ export interface RouteConfig extends ProxyNaming {
   read_timeout: number
   /** Seconds without a sign of life from a stream's producing worker before a follower gives up. */
   producer_timeout: number
+  /**
+   * Tool calls as tasks: whether the route offers them, the TTL a task gets unless the client asks for
+   * less, the most it may ask for, the poll interval it is told (seconds), the largest result kept
+   * (bytes), and how many tasks one owner (a session, a principal) may hold at once.
+   */
+  tasks: { enabled: boolean; ttl: number; max_ttl: number; poll_interval: number; max_result_bytes: number; max_per_owner: number }
   /** Allowed Origin/Host values (`http://host:port`, `host:port` or `host`); loopback only when empty. */
   allowed_origins: string[]
   max_sessions: number

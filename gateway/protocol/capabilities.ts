@@ -13,7 +13,18 @@ export function serverCapabilities(route: RouteConfig): ServerCapabilities {
   }
   if (capabilities.logging) declared.logging = {}
   if (capabilities.completions) declared.completions = {}
+  if (capabilities.tools !== false && route.tasks.enabled) declared.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } }
   return declared
+}
+
+/**
+ * The capabilities 2026-07-28 discover declares: core tasks are gone there, and the tasks extension
+ * is declared under `extensions` instead.
+ */
+export function discoverCapabilities(route: RouteConfig, initialize: ServerCapabilities): JsonObject {
+  const { tasks, ...rest } = initialize as JsonObject
+  if (tasks === undefined) return rest
+  return { ...rest, extensions: { 'io.modelcontextprotocol/tasks': {} } }
 }
 
 /** The `serverInfo` object of the InitializeResult. */

@@ -19,7 +19,7 @@ import { EdgeCode, McpError, RpcCode } from '../wire/errors.ts'
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
 import { errorMessage, notification, resultMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
-import { serverCapabilities, serverInfo } from './capabilities.ts'
+import { discoverCapabilities, serverCapabilities, serverInfo } from './capabilities.ts'
 import { LiveSessions } from './live-sessions.ts'
 import { methodTable, type MethodHandler } from './methods/index.ts'
 import { Notifier } from './notifier.ts'
@@ -34,6 +34,7 @@ import { StatelessDispatcher } from './stateless/dispatch.ts'
 import type { Envelope } from './stateless/envelope.ts'
 import type { RequestStateCodec } from './stateless/request-state.ts'
 import { traceDispatch, tracing, type TraceHeaders } from './tracing.ts'
+import { TaskService } from '../tasks/task-service.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 
@@ -71,6 +72,9 @@ export class McpEndpoint implements ContextHost {
   /** Which components need which scopes (the route's `scopes`); undefined when none do. */
   readonly scopes: ComponentScopes | undefined
 
+  /** The route's tasks (`tasks.enabled`); undefined when it has none. */
+  readonly tasks: TaskService | undefined
+
   /** Serves this route's stateless (2026-07-28) requests, on any transport. */
   readonly stateless: StatelessDispatcher
 
@@ -83,14 +87,17 @@ export class McpEndpoint implements ContextHost {
     this.readTimeoutMs = route.read_timeout * 1000
     this.idleTtlMs = route.longest_standby * 1000
     this.logging = route.capabilities.logging
-    this.#methods = methodTable(route.capabilities)
+    const tasks = route.tasks.enabled && route.capabilities.tools !== false
+    this.#methods = methodTable(route.capabilities, tasks)
+    this.tasks = tasks ? new TaskService({ route, store, logger, notifySession: (id, message) => this.notifier.notifySession(id, message) }) : undefined
     this.scopes = ComponentScopes.from(route.scopes, registry)
     const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }
     if (route.server.instructions !== undefined) result.instructions = route.server.instructions
     this.#lifecycle = new SessionLifecycle(route, store, this.notifier, result)
     this.#views = new SessionViews(this)
     this.#events = new RouteEvents(logger)
-    this.stateless = new StatelessDispatcher(this, codec, { capabilities: result.capabilities as JsonObject, instructions: route.server.instructions })
+    const capabilities = discoverCapabilities(route, result.capabilities as JsonObject)
+    this.stateless = new StatelessDispatcher(this, codec, { capabilities, instructions: route.server.instructions })
     registry.onChange((list) => {
       if (this.#announcing) this.#views.listChanged(list)
     })
@@ -282,6 +289,7 @@ export class McpEndpoint implements ContextHost {
 
   close(): void {
     this.#extension?.close()
+    this.tasks?.close()
     this.notifier.listeners.endAll()
     this.notifier.close()
     for (const id of [...this.live.ids()]) this.live.end(id)

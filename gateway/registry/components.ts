@@ -48,7 +48,22 @@ export interface ToolOptions extends Described {
   /** JSON Schema of `structuredContent`; an object return value is checked against it. */
   outputSchema?: JsonObject
   annotations?: ToolAnnotations
+  /**
+   * Whether a call may run as a task (on a route with `tasks.enabled`): `forbidden` (the default)
+   * never, `optional` when the client asks for one, `required` always (a client that cannot take
+   * tasks gets -32021). Sent as `execution.taskSupport` in tools/list.
+   */
+  taskSupport?: TaskSupport
+  /**
+   * Runs in the request, before a task is made, when the call becomes a task: ask for input here
+   * (`ctx.elicit` works in both eras: 2026-07-28 clients answer it in the same call's rounds). What it
+   * returns reaches the callback as `ctx.task.prepared`.
+   */
+  prepare?: (args: JsonObject, ctx: RequestContext) => MaybePromise<unknown>
 }
+
+/** How a tool takes tasks (2025-11-25 `execution.taskSupport`). */
+export type TaskSupport = 'forbidden' | 'optional' | 'required'
 
 /**
  * What a tool callback may return: a string (one text block), content blocks, a full `CallToolResult`

@@ -113,4 +113,16 @@ export interface RequestContext {
   readonly requestState: unknown
   /** Keeps JSON data for the next round of this request; it travels signed through the client. */
   setRequestState(state: unknown): void
+  /** Present while the callback runs as a task (see the tool's `taskSupport`). */
+  readonly task?: TaskInfo
+}
+
+/** What a callback running as a task has beyond an ordinary request's context. */
+export interface TaskInfo {
+  /** The task's id, as the client sees it. */
+  readonly id: string
+  /** What the tool's `prepare` returned, if it has one. */
+  readonly prepared: unknown
+  /** Sets the status message clients see on tasks/get (best effort: a store outage is logged). */
+  status(message: string): Promise<void>
 }

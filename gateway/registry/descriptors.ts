@@ -14,6 +14,8 @@ export interface ToolDescriptor {
   inputSchema: JsonObject
   outputSchema?: JsonObject
   annotations?: ToolAnnotations
+  /** 2025-11-25: whether the tool runs as a task (absent: forbidden). */
+  execution?: { taskSupport: 'optional' | 'required' }
   icons?: Icon[]
   _meta?: JsonObject
 }
@@ -73,6 +75,7 @@ export function toolDescriptor(tool: Tool, annotations: ToolAnnotations | undefi
     inputSchema: tool.inputSchema ?? EMPTY_INPUT_SCHEMA,
     outputSchema: tool.outputSchema,
     annotations,
+    execution: tool.taskSupport === 'optional' || tool.taskSupport === 'required' ? { taskSupport: tool.taskSupport } : undefined,
     icons: tool.icons,
     _meta: tool._meta,
   })

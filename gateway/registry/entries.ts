@@ -93,6 +93,10 @@ function toolEntry(tool: Tool): ToolEntry {
   checkCallback(tool.callback)
   checkDescribed(tool as unknown as Record<string, unknown>)
   const annotations = checkToolAnnotations(tool.annotations)
+  if (tool.taskSupport !== undefined && !['forbidden', 'optional', 'required'].includes(tool.taskSupport)) {
+    throw invalid('taskSupport must be "forbidden", "optional" or "required"')
+  }
+  if (tool.prepare !== undefined && typeof tool.prepare !== 'function') throw invalid('prepare must be a function')
   const validateInput = compileSchema(tool.inputSchema ?? EMPTY_INPUT_SCHEMA, 'inputSchema')
   const validateOutput = tool.outputSchema === undefined ? undefined : compileSchema(tool.outputSchema, 'outputSchema')
   return { key: `tool:${tool.name}`, tool, descriptor: toolDescriptor(tool, annotations), validateInput, validateOutput }

@@ -6,6 +6,7 @@
  *   route channel (protocol/notifier)      notify · logged · route · resource · cancel · answer · progress · roots · ended
  *   stream channel (transport/stream-relay) event · end · alive
  *   probe channel (transport/stream-follower) probe
+ *   tasks channel (tasks/task-service)        task
  */
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import type { LogLevel } from '../wire/mcp-types.ts'
@@ -43,6 +44,12 @@ export interface StreamAliveMessage { type: 'alive' }
 /** A follower asks whether the producer of a stream is still there. */
 export interface StreamProbeMessage { type: 'probe'; sessionId: string; streamId: string }
 
+/**
+ * Something happened to a task that the worker running it, or a poller waiting on it, must hear:
+ * a cancellation (abort the callback), the client's input (resume it), a status change (wake pollers).
+ */
+export interface TaskMessage { type: 'task'; task: string; event: 'cancel' | 'input' | 'status' }
+
 /** What the notifier of a route publishes on the route's channel. */
 export type RouteBusMessage =
   | NotifyMessage | LoggedMessage | RouteMessage | ResourceMessage | CancelMessage | AnswerMessage | ProgressMessage | RootsMessage | EndedMessage
@@ -50,4 +57,4 @@ export type RouteBusMessage =
 export type StreamBusMessage = StreamEventMessage | StreamEndMessage | StreamAliveMessage
 
 /** A message between workers: one of the kinds above. */
-export type BusMessage = RouteBusMessage | StreamBusMessage | StreamProbeMessage
+export type BusMessage = RouteBusMessage | StreamBusMessage | StreamProbeMessage | TaskMessage

@@ -10,11 +10,13 @@ import { isStoreMessage, reviveRecord, type IpcPeer, type StoreOp } from './clus
 import { PendingCalls } from './pending-calls.ts'
 import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
 import { StoreUnavailableError } from './store.ts'
+import type { TaskEntry, TaskTable } from './task-table.ts'
 
 interface Lifetime { record: SessionRecord; idleTtlMs: number; expiresInMs: number }
 
 export class ClusterStore implements SessionStore {
   readonly bus: Bus
+  readonly tasks: TaskTable
   readonly #local = new MemoryBus()
   readonly #cache = new RecordCache()
   readonly #primary: IpcPeer
@@ -34,6 +36,11 @@ export class ClusterStore implements SessionStore {
         await this.#call('publish', [channel, message])
       },
       subscribe: (channel, listener) => this.#local.subscribe(channel, listener),
+    }
+    this.tasks = {
+      read: async (key) => ((await this.#call('taskRead', [key])) ?? undefined) as TaskEntry | undefined,
+      write: async (key, data, expected, ttlMs, owner) => (await this.#call('taskWrite', [key, data, expected, ttlMs, owner ?? null])) as number,
+      list: async (owner, max) => (await this.#call('taskList', [owner, max])) as string[],
     }
   }
 

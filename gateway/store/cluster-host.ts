@@ -89,6 +89,12 @@ export class ClusterStoreHost {
         return undefined
       case 'ready':
         return store.ready()
+      case 'taskRead':
+        return store.tasks.readNow(id)
+      case 'taskWrite':
+        return store.tasks.writeNow(id, args[1] as string, args[2] as number, args[3] as number, (args[4] ?? undefined) as string | undefined)
+      case 'taskList':
+        return store.tasks.listNow(id, args[1] as number)
     }
   }
 

@@ -6,6 +6,7 @@
 import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
 import { applyChange } from './session-change.ts'
 import { eventId, parseEventId } from './store.ts'
+import { MemoryTaskTable } from './task-table-memory.ts'
 
 interface Entry {
   record: SessionRecord
@@ -54,6 +55,7 @@ export class MemoryBus implements Bus {
 
 export class MemoryStore implements SessionStore {
   readonly bus = new MemoryBus()
+  readonly tasks = new MemoryTaskTable()
   readonly #sessions = new Map<string, Entry>()
   readonly #byRoute = new Map<string, Set<string>>()
   /** Per route, a time before which no session of it can have expired (see count). */
@@ -173,6 +175,7 @@ export class MemoryStore implements SessionStore {
 
   async close(): Promise<void> {
     clearInterval(this.#sweeper)
+    this.tasks.close()
     this.#sessions.clear()
     this.#byRoute.clear()
     this.#earliestExpiry.clear()

@@ -20,6 +20,8 @@ import { connectRedis, redisConnection, type RedisClient, type RedisEndpoint } f
 import { SCRIPTS, type ScriptName } from './redis-scripts.ts'
 import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
 import { eventId, parseEventId, StoreUnavailableError } from './store.ts'
+import { RedisTaskTable } from './task-table-redis.ts'
+import type { TaskTable } from './task-table.ts'
 
 export interface RedisStoreOptions extends RedisEndpoint {
   /** Prepended to every key and channel, so several gateways (or tests) can share one Redis. */
@@ -70,6 +72,7 @@ class RedisBus implements Bus {
 
 export class RedisStore implements SessionStore {
   readonly bus: RedisBus
+  readonly tasks: TaskTable
   readonly #commands: RedisClient
   readonly #subscriber: RedisClient
   readonly #cache = new RecordCache(false)
@@ -95,6 +98,7 @@ export class RedisStore implements SessionStore {
     const connection = redisConnection(options, options.connectTimeout, options.commandTimeout, options.env)
     this.#commands = connectRedis(connection, 'commands')
     for (const [name, script] of Object.entries(SCRIPTS)) this.#commands.defineCommand(name, script)
+    this.tasks = new RedisTaskTable(this.#commands, options.keyPrefix, (command) => this.#run(command))
     this.#subscriber = connectRedis(connection, 'subscriber')
     this.bus = new RedisBus((channel, text) => this.#script('mcpEdgePublish', this.#busPattern + channel, text))
 

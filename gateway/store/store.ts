@@ -8,6 +8,7 @@
  */
 import { EdgeError } from '../wire/errors.ts'
 import type { BusMessage } from './bus-message.ts'
+import type { TaskTable } from './task-table.ts'
 import type { ClientCapabilities, Implementation, LogLevel, ServerCapabilities } from '../wire/mcp-types.ts'
 
 /** Everything a worker needs to serve any request of a session. Small: it is read on every request. */
@@ -102,6 +103,8 @@ export interface SessionStore {
    */
   replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined>
   readonly bus: Bus
+  /** Task records (gateway/tasks/): versioned entries with a TTL, listed by owner. */
+  readonly tasks: TaskTable
   /** Reports whether the store can serve requests (for /readyz). */
   ready(): Promise<boolean>
   close(): Promise<void>

@@ -75,6 +75,10 @@ export const EdgeCode = {
   MCP_EDGE_MALFORMED_HTTP: { status: 400, rpc: ServerError, message: 'Bad Request: malformed HTTP' },
   /** More Host headers than one: which one the allow-list checked would be a guess. */
   MCP_EDGE_DUPLICATE_HOST: { status: 400, rpc: ServerError, message: 'Bad Request: more than one Host header' },
+  /** tasks/get, result, update or cancel of a task that expired, never existed, or is another client's. */
+  MCP_EDGE_TASK_NOT_FOUND: { status: 400, rpc: InvalidParams, message: 'Unknown task: it expired, never existed, or belongs to another client' },
+  /** 2025-11-25 tasks/cancel of a task that already finished. */
+  MCP_EDGE_TASK_FINISHED: { status: 400, rpc: InvalidParams, message: 'The task already finished and cannot be cancelled' },
   // 403 … 431: the request cannot be served as sent.
   /** No credential, or one that fails verification: sent with a Bearer challenge naming the route's metadata. */
   MCP_EDGE_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: this route needs an access token' },
@@ -106,6 +110,8 @@ export const EdgeCode = {
   MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client has too many sessions on this route (limits.sessions_per_principal); end one first' },
   /** A request over `limits.concurrent_requests_per_session`. */
   MCP_EDGE_TOO_MANY_CONCURRENT_REQUESTS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many requests in flight on this session (limits.concurrent_requests_per_session)' },
+  /** A new task over `tasks.max_per_owner` (tasks kept until their TTL count). */
+  MCP_EDGE_TOO_MANY_TASKS: { status: 429, rpc: ServerError, message: 'Too many tasks for this client (tasks.max_per_owner); wait for one to expire' },
   /** Request headers over Node's limit. */
   MCP_EDGE_HEADERS_TOO_LARGE: { status: 431, rpc: ServerError, message: 'Request Header Fields Too Large' },
   /** The request that asked the client something was cancelled (nginx's 499: the client went away). */
@@ -114,6 +120,10 @@ export const EdgeCode = {
   MCP_EDGE_INTERNAL: { status: 500, rpc: InternalError, message: 'Internal error' },
   MCP_EDGE_CONFIG_INVALID: { status: 500, rpc: InternalError, message: 'Invalid configuration' },
   MCP_EDGE_HANDLER_INVALID: { status: 500, rpc: InternalError, message: 'Invalid handler module' },
+  /** A task's result over `tasks.max_result_bytes`: the task fails with this instead of keeping it. */
+  MCP_EDGE_TASK_RESULT_TOO_LARGE: { status: 500, rpc: InternalError, message: 'The task result is too large to keep (tasks.max_result_bytes)' },
+  /** The worker running a task stopped beating for `producer_timeout`: the task fails with this. */
+  MCP_EDGE_TASK_WORKER_GONE: { status: 503, rpc: InternalError, message: 'The worker running this task stopped before finishing it; call the tool again' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
   /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */
   MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable' },

@@ -83,6 +83,8 @@ export interface ServerCapabilities {
   tools?: { listChanged?: boolean }
   logging?: JsonObject
   completions?: JsonObject
+  /** 2025-11-25 core tasks (experimental). */
+  tasks?: JsonObject
   experimental?: JsonObject
 }
 

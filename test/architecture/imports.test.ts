@@ -75,6 +75,8 @@ const FORBIDDEN: Record<string, string[]> = {
   'config/': ['protocol/', 'registry/', 'transport/', 'server/', 'store/', 'edge/', 'client/'],
   'registry/': ['protocol/', 'transport/', 'server/', 'store/', 'edge/'],
   'protocol/': ['transport/', 'server/', 'edge/', 'fastify'],
+  // Tasks sit under the protocol: they run registry callbacks and keep records in the store.
+  'tasks/': ['protocol/', 'transport/', 'server/', 'edge/', 'client/'],
   // The client shares the wire shapes, and the registry's descriptors (what a list returns).
   'client/': ['protocol/', 'transport/', 'server/', 'store/', 'edge/', 'config/'],
   'transport/': ['server/'],

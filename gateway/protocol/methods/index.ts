@@ -8,16 +8,18 @@ import { loggingMethods } from './logging.ts'
 import type { MethodHandler, MethodTable } from './method-handler.ts'
 import { promptMethods } from './prompts.ts'
 import { resourceMethods, subscriptionMethods } from './resources.ts'
+import { taskMethods } from './tasks.ts'
 import { toolMethods } from './tools.ts'
 
 export type { MethodHandler, MethodHost, MethodTable } from './method-handler.ts'
 
 const ping: MethodTable = { ping: () => ({}) }
 
-/** The methods a route with `capabilities` serves. */
-export function methodTable(capabilities: CapabilitiesConfig): Map<string, MethodHandler> {
+/** The methods a route with `capabilities` (and `tasks.enabled`) serves. */
+export function methodTable(capabilities: CapabilitiesConfig, tasks = false): Map<string, MethodHandler> {
   const tables: MethodTable[] = [ping]
   if (capabilities.tools !== false) tables.push(toolMethods)
+  if (capabilities.tools !== false && tasks) tables.push(taskMethods)
   if (capabilities.prompts !== false) tables.push(promptMethods)
   if (capabilities.resources !== false) {
     tables.push(resourceMethods)

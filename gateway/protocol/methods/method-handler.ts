@@ -11,6 +11,7 @@ import type { Registry } from '../../registry/registry.ts'
 import type { RouteEvent } from '../../registry/route-server-api.ts'
 import type { SessionRecord, SessionStore } from '../../store/store.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
+import type { TaskService } from '../../tasks/task-service.ts'
 
 /** The route as a method handler sees it. */
 export interface MethodHost {
@@ -25,6 +26,8 @@ export interface MethodHost {
   readonly route: { readonly limits: LimitsConfig }
   /** Where a handler's unexpected failures are logged (with the reference the client sees). */
   readonly logger: FailureLog
+  /** The route's tasks (`tasks.enabled`); undefined when it has none. */
+  readonly tasks?: TaskService
 }
 
 /**

@@ -16,6 +16,8 @@ export const toolMethods: MethodTable = {
       throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
     }
     checkScopes(host, ctx.caller, 'tool', name)
+    const taskSupport = entry.tool.taskSupport
+    if (taskSupport !== undefined && taskSupport !== 'forbidden' && host.tasks !== undefined) return host.tasks.callTool(entry, params, record, ctx)
     return callTool(entry, params.arguments, ctx, host.logger)
   },
 }

@@ -32,7 +32,7 @@ import { traceDispatch, tracing, type TraceHeaders } from '../tracing.ts'
 /** Methods a stateless request may use beyond discover and listen; the rest are removed in 2026-07-28. */
 const SHARED_METHODS: ReadonlySet<string> = new Set([
   'tools/list', 'tools/call', 'prompts/list', 'prompts/get', 'resources/list', 'resources/templates/list',
-  'resources/read', 'completion/complete',
+  'resources/read', 'completion/complete', 'tasks/get', 'tasks/update', 'tasks/cancel',
 ])
 const CACHEABLE: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read'])
 const MAY_NEED_INPUT: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read'])
@@ -185,7 +185,8 @@ export class StatelessDispatcher {
   }
 
   #complete(result: JsonObject, hints: { ttl_ms: number; scope: string } | undefined): JsonObject {
-    result.resultType = 'complete'
+    // A CreateTaskResult keeps its own (the tasks extension's `task`).
+    if (result.resultType !== 'task') result.resultType = 'complete'
     if (hints !== undefined) {
       result.ttlMs = hints.ttl_ms
       result.cacheScope = hints.scope

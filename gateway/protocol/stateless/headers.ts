@@ -34,6 +34,8 @@ export function decodeHeaderValue(raw: string, name: string): string {
 function nameOf(method: string, params: JsonObject): unknown {
   if (method === 'tools/call' || method === 'prompts/get') return params.name
   if (method === 'resources/read') return params.uri
+  // The tasks extension routes on the task id.
+  if (method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel') return params.taskId
   return undefined
 }
 
@@ -46,7 +48,7 @@ export function checkRoutingHeaders(headers: Headers, method: string, params: Js
   if (name === undefined) return
   const raw = single(headers, 'mcp-name')
   if (raw === undefined) throw mismatch('Mcp-Name header is required for ' + method)
-  if (decodeHeaderValue(raw, 'Mcp-Name') !== name) throw mismatch(`Mcp-Name differs from the body's ${method === 'resources/read' ? 'uri' : 'name'}`)
+  if (decodeHeaderValue(raw, 'Mcp-Name') !== name) throw mismatch(`Mcp-Name differs from the body's ${method === 'resources/read' ? 'uri' : method.startsWith('tasks/') ? 'taskId' : 'name'}`)
 }
 
 /** The `x-mcp-header` annotations of a tool's input schema: header suffix → argument name. */

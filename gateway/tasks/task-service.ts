@@ -1,0 +1,462 @@
+/**
+ * Tool calls as durable tasks, for one route on every worker. The record lives in the store (any
+ * worker answers for it); the callback runs on the worker that made the task, which says it still
+ * lives by a heartbeat in the store.
+ *
+ *   tools/call ─► task asked? ─no─► required? ─► -32021 │ the call as usual
+ *                   │ yes
+ *                   ▼
+ *              prepare (in the request) ─► record (store) ─► CreateTaskResult
+ *                   └──► callback here (ctx.task, its own signal) ─► completed │ failed ─► store
+ *
+ *   tasks/cancel (any worker) ─► store: cancelled ─► bus {cancel} ─► the running worker aborts
+ *   tasks/update (any worker) ─► store: answers ─► bus {input} ─► the callback's question resolves
+ *   tasks/get (any worker) ─► store ─► unfinished and no heartbeat for producer_timeout? ─► failed
+ */
+import { randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import type { RouteConfig } from '../config/types.ts'
+import { callTool } from '../registry/call-tool.ts'
+import type { RequestContext, TaskInfo } from '../registry/context.ts'
+import type { ToolEntry } from '../registry/entries.ts'
+import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
+import { describeErrors } from '../registry/json-schema.ts'
+import type { TaskMessage } from '../store/bus-message.ts'
+import type { SessionRecord, SessionStore } from '../store/store.ts'
+import type { Caller } from '../wire/caller.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode, type EdgeCodeName } from '../wire/errors.ts'
+import { notification, type JsonRpcMessage } from '../wire/jsonrpc.ts'
+import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
+import { STATEFUL_VERSIONS } from '../wire/versions.ts'
+import { TaskContext, type TaskLink } from './task-context.ts'
+import { coreTask, createTaskResult, isTerminal, TASKS_EXTENSION, type TaskError, type TaskInputRequest, type TaskRecord } from './task-record.ts'
+import { TaskRepo } from './task-repo.ts'
+
+/** This process, as task records name the worker running them. */
+const WORKER = `${process.pid}-${randomUUID().slice(0, 8)}`
+
+const stateful: ReadonlySet<string> = new Set(STATEFUL_VERSIONS)
+
+/** What the service needs of its route's endpoint. */
+export interface TaskHost {
+  readonly route: RouteConfig
+  readonly store: SessionStore
+  readonly logger: Logger
+  /** Sends on a session's standalone stream, wherever it is open (2025-11-25 status notifications). */
+  notifySession(sessionId: string, message: JsonRpcMessage): void
+}
+
+interface Waiter {
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
+
+/** A callback running here. */
+interface Running {
+  readonly controller: AbortController
+  /** Questions waiting for the client's answer, by key. */
+  readonly waiters: Map<string, Waiter>
+}
+
+/** True for a 2025-11-25 (or earlier) session: core tasks; false for 2026-07-28: the extension. */
+export function isCoreEra(record: SessionRecord): boolean {
+  return stateful.has(record.protocolVersion)
+}
+
+/** True when a 2026-07-28 request's envelope declares the tasks extension. */
+export function declaresTasks(record: SessionRecord): boolean {
+  const extensions = (record.clientCapabilities as { extensions?: Record<string, unknown> }).extensions
+  return typeof extensions === 'object' && extensions !== null && extensions[TASKS_EXTENSION] !== undefined
+}
+
+/** The -32021 error of a request that needs the tasks extension. */
+export function tasksRequired(what: string): McpError {
+  return new McpError(RpcCode.MissingCapability, `${what} needs the ${TASKS_EXTENSION} extension: declare it under capabilities.extensions`, {
+    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+  })
+}
+
+/** A task refusal as the JSON-RPC error a method answers with (its row's code and message). */
+export function taskRefusal(code: EdgeCodeName, message?: string): McpError {
+  const row = EdgeCode[code]
+  return new McpError(row.rpc, message ?? row.message)
+}
+
+/** Who may see a task: the session, else the principal of a stateless request, else anyone with its id. */
+function ownerOf(record: SessionRecord, caller: Caller): string {
+  if (record.id !== '') return `s:${record.id}`
+  return caller.principal === undefined ? 'a:' : `p:${caller.principal}`
+}
+
+export class TaskService {
+  readonly #host: TaskHost
+  readonly #repo: TaskRepo
+  readonly #channel: string
+  readonly #running = new Map<string, Running>()
+  /** Pollers waiting for a task's next change here (tasks/result), by task id. */
+  readonly #wakers = new Map<string, Set<() => void>>()
+  readonly #unsubscribe: () => void
+  readonly #beatMs: number
+  readonly #aliveMs: number
+  #beating: NodeJS.Timeout | undefined
+  #lastBeat = 0
+
+  constructor(host: TaskHost) {
+    this.#host = host
+    const { tasks } = host.route
+    this.#repo = new TaskRepo(host.store.tasks, tasks.max_ttl * 1000)
+    this.#channel = `tasks:${host.route.location}`
+    this.#aliveMs = host.route.producer_timeout * 1000
+    this.#beatMs = Math.max(50, this.#aliveMs / 3)
+    this.#unsubscribe = host.store.bus.subscribe(this.#channel, (message) => {
+      if (message.type === 'task') this.#fromBus(message)
+    })
+  }
+
+  /**
+   * tools/call of a tool that may run as a task: a task when the client asked for one (a `task`
+   * param in 2025-11-25, the extension in the 2026-07-28 envelope), the call as usual otherwise.
+   */
+  callTool(entry: ToolEntry, params: JsonObject, record: SessionRecord, ctx: RequestContext): JsonObject | Promise<JsonObject> {
+    const core = isCoreEra(record)
+    const asked = core ? typeof params.task === 'object' && params.task !== null : declaresTasks(record)
+    if (!asked) {
+      if (entry.tool.taskSupport === 'required') throw tasksRequired(`Tool ${entry.tool.name}`)
+      return callTool(entry, params.arguments, ctx, this.#host.logger) as JsonObject | Promise<JsonObject>
+    }
+    const args = (params.arguments ?? {}) as JsonObject
+    if (!entry.validateInput(args)) {
+      return { content: [{ type: 'text', text: `Invalid arguments: ${describeErrors(entry.validateInput.errors)}` }], isError: true }
+    }
+    const prepare = entry.tool.prepare
+    const requestedTtl = core ? (params.task as JsonObject).ttl : undefined
+    if (prepare === undefined) return this.#start(entry, args, record, ctx, requestedTtl, undefined)
+    return Promise.resolve(prepare(args, ctx)).then((prepared) => this.#start(entry, args, record, ctx, requestedTtl, prepared))
+  }
+
+  /** The caller's task, its worker's death noticed; a refusal when unknown or someone else's. */
+  async get(id: unknown, record: SessionRecord, caller: Caller): Promise<TaskRecord> {
+    if (typeof id !== 'string') throw new McpError(RpcCode.InvalidParams, 'params.taskId must be a string')
+    const task = await this.#repo.get(id)
+    if (task === undefined || task.route !== this.#host.route.location || task.owner !== ownerOf(record, caller)) throw taskRefusal('MCP_EDGE_TASK_NOT_FOUND')
+    return this.#checkAlive(task)
+  }
+
+  /** Waits until the caller's task finishes (tasks/result), or `signal` fires. */
+  async finished(id: unknown, record: SessionRecord, caller: Caller, signal: AbortSignal): Promise<TaskRecord> {
+    for (;;) {
+      const task = await this.get(id, record, caller)
+      if (isTerminal(task.status)) return task
+      await this.#nextChange(task.id, task.pollIntervalMs, signal)
+      if (signal.aborted) throw taskRefusal('MCP_EDGE_REQUEST_CANCELLED')
+    }
+  }
+
+  /** The caller's tasks (2025-11-25 tasks/list), at most `tasks.max_per_owner`. */
+  async list(record: SessionRecord, caller: Caller): Promise<TaskRecord[]> {
+    const owner = ownerOf(record, caller)
+    const route = this.#host.route
+    return (await this.#repo.list(owner, route.tasks.max_per_owner)).filter((task) => task.route === route.location)
+  }
+
+  /** Cancels the caller's task, wherever it runs; the record as it ends up (maybe finished before). */
+  async cancel(id: unknown, record: SessionRecord, caller: Caller): Promise<{ task: TaskRecord; changed: boolean }> {
+    const task = await this.get(id, record, caller)
+    const { record: after, changed } = await this.#change(task.id, (r) => {
+      if (isTerminal(r.status)) return false
+      r.status = 'cancelled'
+      r.statusMessage = 'Cancelled by the client'
+      delete r.inputRequests
+      return true
+    })
+    if (changed) this.#publish(task.id, 'cancel')
+    return { task: after ?? task, changed }
+  }
+
+  /** Hands the client's answers (2026-07-28 tasks/update) to the task; unknown keys are ignored. */
+  async update(id: unknown, responses: unknown, record: SessionRecord, caller: Caller): Promise<void> {
+    if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
+      throw new McpError(RpcCode.InvalidParams, 'params.inputResponses must be an object keyed by input request')
+    }
+    const task = await this.get(id, record, caller)
+    const { changed } = await this.#change(task.id, (r) => {
+      if (isTerminal(r.status) || r.inputRequests === undefined) return false
+      let taken = false
+      for (const [key, answer] of Object.entries(responses)) {
+        if (r.inputRequests[key] === undefined) continue
+        ;(r.inputResponses ??= {})[key] = answer
+        delete r.inputRequests[key]
+        taken = true
+      }
+      if (taken && Object.keys(r.inputRequests).length === 0) {
+        delete r.inputRequests
+        r.status = 'working'
+      }
+      return taken
+    })
+    if (changed) this.#publish(task.id, 'input')
+  }
+
+  close(): void {
+    this.#unsubscribe()
+    clearInterval(this.#beating)
+    for (const running of this.#running.values()) running.controller.abort('the gateway is closing')
+  }
+
+  // ---- running a task ------------------------------------------------------------------------
+
+  async #start(entry: ToolEntry, args: JsonObject, record: SessionRecord, ctx: RequestContext, requestedTtl: unknown, prepared: unknown): Promise<JsonObject> {
+    const { tasks, location } = this.#host.route
+    const owner = ownerOf(record, ctx.caller)
+    if ((await this.#repo.list(owner, tasks.max_per_owner)).length >= tasks.max_per_owner) throw taskRefusal('MCP_EDGE_TOO_MANY_TASKS')
+    const maxTtlMs = tasks.max_ttl * 1000
+    const ttlMs = typeof requestedTtl === 'number' && requestedTtl > 0 ? Math.min(Math.round(requestedTtl), maxTtlMs) : Math.min(tasks.ttl * 1000, maxTtlMs)
+    const now = Date.now()
+    const task: TaskRecord = {
+      id: randomUUID(),
+      route: location,
+      owner,
+      era: isCoreEra(record) ? 'core' : 'extension',
+      tool: entry.tool.name,
+      worker: WORKER,
+      createdAt: now,
+      updatedAt: now,
+      ttlMs,
+      pollIntervalMs: Math.max(1, Math.round(tasks.poll_interval * 1000)),
+      status: 'working',
+    }
+    // The heartbeat first: a poll right after the answer must find this worker alive.
+    await this.#beat()
+    await this.#repo.create(task)
+    const running: Running = { controller: new AbortController(), waiters: new Map() }
+    this.#running.set(task.id, running)
+    this.#keepBeating()
+    void this.#run(entry, args, task, ctx, running, prepared)
+    return createTaskResult(task)
+  }
+
+  async #run(entry: ToolEntry, args: JsonObject, task: TaskRecord, origin: RequestContext, running: Running, prepared: unknown): Promise<void> {
+    const signal = running.controller.signal
+    const info: TaskInfo = { id: task.id, prepared, status: (message) => this.#status(task.id, message) }
+    const ctx = new TaskContext(origin, signal, this.#link(task, info, running))
+    let outcome: { result?: JsonObject; error?: TaskError } | undefined
+    try {
+      outcome = { result: (await callTool(entry, args, ctx, this.#host.logger)) as JsonObject }
+    } catch (error) {
+      if (!signal.aborted) outcome = { error: this.#errorOf(error, task) }
+    } finally {
+      this.#running.delete(task.id)
+      for (const waiter of running.waiters.values()) waiter.reject(new Error('the task ended'))
+    }
+    if (outcome !== undefined) await this.#finish(task, outcome)
+  }
+
+  /** Stores the outcome unless the task already ended (cancelled meanwhile); a result over the bound fails it instead. */
+  async #finish(task: TaskRecord, outcome: { result?: JsonObject; error?: TaskError }): Promise<void> {
+    const limit = this.#host.route.tasks.max_result_bytes
+    if (outcome.result !== undefined) {
+      const size = Buffer.byteLength(JSON.stringify(outcome.result))
+      if (size > limit) {
+        const row = EdgeCode.MCP_EDGE_TASK_RESULT_TOO_LARGE
+        outcome = { error: { code: row.rpc, message: `${row.message}: ${size} bytes, over ${limit}`, data: { size, limit } } }
+      }
+    }
+    try {
+      await this.#change(task.id, (r) => {
+        if (isTerminal(r.status)) return false
+        delete r.inputRequests
+        delete r.inputResponses
+        if (outcome.result !== undefined) {
+          r.status = 'completed'
+          r.result = outcome.result
+        } else {
+          r.status = 'failed'
+          r.error = outcome.error
+          r.statusMessage = outcome.error?.message
+        }
+        return true
+      })
+    } catch (error) {
+      // The store is away: pollers see the task fail once this worker's heartbeat stops, or find it gone.
+      this.#host.logger.warn({ err: error, taskId: task.id }, 'cannot store the outcome of a task')
+    }
+  }
+
+  #errorOf(error: unknown, task: TaskRecord): TaskError {
+    if (error instanceof McpError) return error.data === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, data: error.data }
+    const ref = reportFailure(this.#host.logger, error, { taskId: task.id, tool: task.tool })
+    return { code: RpcCode.InternalError, message: internalErrorText(ref) }
+  }
+
+  #link(task: TaskRecord, info: TaskInfo, running: Running): TaskLink {
+    return {
+      info,
+      core: task.era === 'core',
+      ask: (key, request) => this.#ask(task, running, key, request),
+      viaSession: async (question) => {
+        await this.#change(task.id, (r) => (r.status === 'working' ? ((r.status = 'input_required'), true) : false)).catch(() => undefined)
+        try {
+          return await question()
+        } finally {
+          await this.#change(task.id, (r) => (r.status === 'input_required' ? ((r.status = 'working'), true) : false)).catch(() => undefined)
+        }
+      },
+      log: (level: LogLevel, data: unknown, logger: string | undefined) => {
+        const pinoLevel = level === 'debug' ? 'debug' : level === 'info' || level === 'notice' ? 'info' : level === 'warning' ? 'warn' : 'error'
+        this.#host.logger[pinoLevel]({ taskId: task.id, logger, data, mcpLevel: level }, 'handler log')
+      },
+    }
+  }
+
+  /** Puts a question in the task and waits, within the task's TTL, for tasks/update to answer it. */
+  #ask(task: TaskRecord, running: Running, key: string, request: TaskInputRequest): Promise<unknown> {
+    const signal = running.controller.signal
+    if (signal.aborted) return Promise.reject(signal.reason)
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => settle(() => reject(new EdgeError('MCP_EDGE_CLIENT_TIMEOUT', 'The client did not answer within the task\'s TTL'))), task.ttlMs)
+      const settle = (then: () => void): void => {
+        clearTimeout(timer)
+        running.waiters.delete(key)
+        then()
+      }
+      // Waiting before the question is stored: an answer that comes at once finds the waiter.
+      running.waiters.set(key, { resolve: (value) => settle(() => resolve(value)), reject: (error) => settle(() => reject(error)) })
+      this.#change(task.id, (r) => {
+        if (isTerminal(r.status)) return false
+        r.inputRequests = { ...r.inputRequests, [key]: request }
+        r.status = 'input_required'
+        return true
+      }).then(
+        ({ record }) => {
+          if (record?.inputResponses?.[key] !== undefined) void this.#takeAnswers(task.id)
+        },
+        (error: unknown) => running.waiters.get(key)?.reject(error),
+      )
+    })
+  }
+
+  /** Hands the answers stored for this worker's waiting questions to them (each answer once). */
+  async #takeAnswers(id: string): Promise<void> {
+    const running = this.#running.get(id)
+    if (running === undefined || running.waiters.size === 0) return
+    let taken: Record<string, unknown> = {}
+    try {
+      await this.#repo.change(id, (r) => {
+        taken = {}
+        for (const key of running.waiters.keys()) {
+          if (r.inputResponses?.[key] === undefined) continue
+          taken[key] = r.inputResponses[key]
+          delete r.inputResponses[key]
+        }
+        return Object.keys(taken).length > 0
+      })
+    } catch (error) {
+      this.#host.logger.warn({ err: error, taskId: id }, 'cannot take the answers of a task')
+      return
+    }
+    for (const [key, answer] of Object.entries(taken)) running.waiters.get(key)?.resolve(answer)
+  }
+
+  async #status(id: string, message: string): Promise<void> {
+    try {
+      await this.#change(id, (r) => (isTerminal(r.status) || r.statusMessage === message ? false : ((r.statusMessage = message), true)))
+    } catch (error) {
+      this.#host.logger.warn({ err: error, taskId: id }, 'cannot store a task status message')
+    }
+  }
+
+  // ---- store, bus, heartbeat -----------------------------------------------------------------
+
+  /** A change to a task; a changed status is announced (2025-11-25 sessions, waiting pollers). */
+  async #change(id: string, edit: (record: TaskRecord) => boolean): Promise<{ record: TaskRecord | undefined; changed: boolean }> {
+    const before = { status: '' as string }
+    const outcome = await this.#repo.change(id, (r) => {
+      before.status = r.status
+      return edit(r)
+    })
+    const after = outcome.record
+    if (outcome.changed && after !== undefined && after.status !== before.status) {
+      this.#publish(id, 'status')
+      if (after.era === 'core' && after.owner.startsWith('s:')) {
+        this.#host.notifySession(after.owner.slice(2), notification('notifications/tasks/status', coreTask(after)))
+      }
+    }
+    return outcome
+  }
+
+  /** An unfinished task whose worker stopped beating fails, so no poller waits for it forever. */
+  async #checkAlive(task: TaskRecord): Promise<TaskRecord> {
+    if (isTerminal(task.status)) return task
+    const alive = task.worker === WORKER ? this.#running.has(task.id) : await this.#repo.alive(task.worker)
+    if (alive) return task
+    const row = EdgeCode.MCP_EDGE_TASK_WORKER_GONE
+    const { record } = await this.#change(task.id, (r) => {
+      if (isTerminal(r.status)) return false
+      r.status = 'failed'
+      r.error = { code: row.rpc, message: row.message }
+      r.statusMessage = row.message
+      delete r.inputRequests
+      return true
+    })
+    return record ?? task
+  }
+
+  #publish(task: string, event: TaskMessage['event']): void {
+    this.#host.store.bus.publish(this.#channel, { type: 'task', task, event }).catch((error: unknown) => {
+      this.#host.logger.warn({ err: error, taskId: task, event }, 'bus publish failed')
+    })
+  }
+
+  #fromBus(message: TaskMessage): void {
+    switch (message.event) {
+      case 'cancel':
+        this.#running.get(message.task)?.controller.abort('cancelled by the client')
+        break
+      case 'input':
+        void this.#takeAnswers(message.task)
+        break
+      case 'status':
+        for (const wake of this.#wakers.get(message.task) ?? []) wake()
+        break
+    }
+  }
+
+  /** Resolves at the task's next status change heard here, after `waitMs`, or when `signal` fires. */
+  #nextChange(id: string, waitMs: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let wakers = this.#wakers.get(id)
+      if (wakers === undefined) this.#wakers.set(id, (wakers = new Set()))
+      const done = (): void => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        wakers.delete(done)
+        if (wakers.size === 0) this.#wakers.delete(id)
+        resolve()
+      }
+      const timer = setTimeout(done, waitMs)
+      wakers.add(done)
+      signal.addEventListener('abort', done)
+    })
+  }
+
+  /** Writes the heartbeat unless a recent one still holds. */
+  async #beat(): Promise<void> {
+    if (Date.now() - this.#lastBeat < this.#beatMs / 2) return
+    await this.#repo.heartbeat(WORKER, this.#aliveMs)
+    this.#lastBeat = Date.now()
+  }
+
+  /** Beats while a task runs here; stops when none does. */
+  #keepBeating(): void {
+    if (this.#beating !== undefined) return
+    this.#beating = setInterval(() => {
+      if (this.#running.size === 0) {
+        clearInterval(this.#beating)
+        this.#beating = undefined
+        return
+      }
+      this.#beat().catch((error: unknown) => this.#host.logger.warn({ err: error }, 'cannot write the task heartbeat'))
+    }, this.#beatMs)
+    this.#beating.unref()
+  }
+}
