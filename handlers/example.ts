@@ -4,6 +4,8 @@
  *   deploy                              multi-step work: progress, logs at four levels, cancellation
  *                                       with cleanup, structured output checked by an outputSchema
  *   rollback                            a destructive change confirmed by the user (form elicitation)
+ *   audit                               long-running work as a task (on a route with `tasks.enabled`):
+ *                                       the client polls it from any worker, cancels it, collects it
  *   example://deployments/status        a resource that changes; subscribers are told when it does
  *   example://services/{service}/history   a resource template whose variable completes
  *   release_notes                       a prompt whose arguments complete (version depends on service)
@@ -174,6 +176,27 @@ export default defineHandler((mcp, server) => {
       description: 'Returns a service to the version it ran before its last deployment, after asking the user to confirm.',
       inputSchema: { type: 'object', properties: target, required: ['service', 'environment'], additionalProperties: false },
       annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    }),
+
+    mcp.tool('audit', async (args, ctx) => {
+      const { environment } = args as { environment: Environment }
+      const findings: { service: Service; version: string; state: string; healthy: boolean }[] = []
+      for (const [index, service] of SERVICES.entries()) {
+        // Progress messages become the task's status message (tasks/get), and the signal is the task's:
+        // tasks/cancel from any worker stops the audit here.
+        ctx.progress(index, SERVICES.length, `Auditing ${service} in ${environment}`)
+        await sleep(stepMs, ctx.signal)
+        if (ctx.signal.aborted) throw new Error('audit cancelled')
+        const { version, state } = fleet.current(environment, service)
+        findings.push({ service, version, state, healthy: state === 'live' })
+      }
+      return { environment, audited: findings.length, findings }
+    }, {
+      title: 'Audit an environment',
+      description: 'Checks every service in an environment, one at a time: slow, so it runs as a task when the client takes tasks.',
+      inputSchema: { type: 'object', properties: { environment: target.environment }, required: ['environment'], additionalProperties: false },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      taskSupport: 'optional',
     }),
 
     mcp.resource(STATUS_URI, 'deployment-status', () => json(fleet.status()), {
