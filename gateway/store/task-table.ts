@@ -21,6 +21,6 @@ export interface TaskTable {
    * listed under it (until the entry expires).
    */
   write(key: string, data: string, expected: number, ttlMs: number, owner?: string): Promise<number>
-  /** The text of the live entries listed under `owner`, at most `max`, oldest first. */
+  /** The text of the live entries listed under `owner`, at most `max`, in no promised order. */
   list(owner: string, max: number): Promise<string[]>
 }
