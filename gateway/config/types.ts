@@ -46,6 +46,10 @@ export interface UpstreamConfig {
   list_timeout: number
   /** Seconds between active pings while healthy (the upper bound of the backoff while down). */
   health_interval: number
+  /** Stateless clients' calls parked on this worker waiting for the client's answer to the upstream's question. */
+  max_parked: number
+  /** Input-required rounds of a stateless-only upstream asked of a session client, per call. */
+  max_input_rounds: number
   /** Largest message accepted from the upstream, in bytes (HTTP and WebSocket: 16 MiB when absent; stdio: the pool's default). */
   max_message_size?: number
   /** stdio: the command line of the child (argv, or one string split like a shell would); served by the stdio pool. */

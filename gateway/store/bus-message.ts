@@ -7,9 +7,10 @@
  *   stream channel (transport/stream-relay) event · end · alive
  *   probe channel (transport/stream-follower) probe
  *   tasks channel (tasks/task-service)        task
+ *   park channel (upstream/cross-era-bus)      park-resume · park-cancel · park-reply
  */
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
-import type { LogLevel } from '../wire/mcp-types.ts'
+import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 
 /** The worker that published a route-channel message (it ignores its own). */
 interface FromWorker {
@@ -49,6 +50,23 @@ export interface StreamProbeMessage { type: 'probe'; sessionId: string; streamId
  * a cancellation (abort the callback), the client's input (resume it), a status change (wake pollers).
  */
 export interface TaskMessage { type: 'task'; task: string; event: 'cancel' | 'input' | 'status' }
+/** How one round of a parked upstream call ended: its result, its error, or what it asks the client next. */
+export type ParkOutcome =
+  | { kind: 'result'; result: JsonObject }
+  | { kind: 'error'; code: number; message: string; data?: unknown }
+  | { kind: 'failure'; message: string; timeout: boolean }
+  | { kind: 'input'; inputRequests: JsonObject; round: number }
+/** A stateless retry for a call parked on worker `to`: the client's answers, and where to reply. */
+export interface ParkResumeMessage { type: 'park-resume'; to: string; from: string; ticket: string; park: string; round: number; principal: string | null; answers: JsonObject }
+/** The retrying client went away: the parked call is cancelled. */
+export interface ParkCancelMessage { type: 'park-cancel'; to: string; park: string; reason: string }
+/** The owner's reply to a resume: taken (`ack`), unknown (`gone`), a notification of the round, or its outcome. */
+export interface ParkReplyMessage {
+  type: 'park-reply'
+  to: string
+  ticket: string
+  reply: { kind: 'ack' } | { kind: 'gone' } | { kind: 'note'; message: JsonRpcMessage } | { kind: 'outcome'; outcome: ParkOutcome }
+}
 
 /** What the notifier of a route publishes on the route's channel. */
 export type RouteBusMessage =
@@ -56,5 +74,8 @@ export type RouteBusMessage =
 /** What travels on one stream's channel. */
 export type StreamBusMessage = StreamEventMessage | StreamEndMessage | StreamAliveMessage
 
+/** What travels on a proxy route's park channel. */
+export type ParkBusMessage = ParkResumeMessage | ParkCancelMessage | ParkReplyMessage
+
 /** A message between workers: one of the kinds above. */
-export type BusMessage = RouteBusMessage | StreamBusMessage | StreamProbeMessage | TaskMessage
+export type BusMessage = RouteBusMessage | StreamBusMessage | StreamProbeMessage | TaskMessage | ParkBusMessage

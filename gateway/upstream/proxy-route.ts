@@ -24,6 +24,8 @@ import { UriTemplate } from '../registry/uri-template.ts'
 import type { SessionRecord, UpstreamSession } from '../store/store.ts'
 import type { ListKind } from './aggregate.ts'
 import type { StdioTransports } from './connect.ts'
+import { CrossEra, parkable } from './cross-era.ts'
+import { statelessForSession } from './cross-era-rounds.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
 import { UpstreamHealth, type HealthReport } from './health.ts'
 import { Naming, type Origin } from './names.ts'
@@ -73,6 +75,8 @@ export class ProxyRoute implements LinkHost {
   readonly #links = new Map<string, UpstreamLink>()
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
+  /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
+  readonly crossEra: CrossEra
   readonly #logger: Logger
   readonly #sweeper: NodeJS.Timeout
   readonly #idleMs: number
@@ -86,6 +90,7 @@ export class ProxyRoute implements LinkHost {
     this.names = new Set(this.upstreams.keys())
     this.naming = new Naming(this.route, [...this.names])
     this.#idleMs = this.route.longest_standby * 1000
+    this.crossEra = new CrossEra(endpoint.store, this.route, this.#logger)
     for (const upstream of this.route.upstreams) {
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
       if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream))
@@ -157,10 +162,18 @@ export class ProxyRoute implements LinkHost {
     const timeoutMs = extra.timeoutMs ?? this.timeoutMs(upstream)
     const health = this.health.get(name)!
     try {
-      const stateless = record.id === '' ? this.#stateless.get(name) : undefined
-      const result = stateless !== undefined && (await stateless.speaksStateless(timeoutMs))
-        ? await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
-        : await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
+      const stateless = this.#stateless.get(name)
+      let result: JsonObject
+      if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs))) {
+        result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
+      } else if (record.id !== '' && stateless !== undefined && (await stateless.statelessOnly(timeoutMs))) {
+        // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
+        result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
+      } else if (parkable(record, method, ctx)) {
+        result = await this.crossEra.call(this.link(record, upstream), upstream, record, method, params, ctx, timeoutMs, record.upstreams?.[name])
+      } else {
+        result = await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
+      }
       health.ok()
       return result
     } catch (error) {
@@ -276,6 +289,7 @@ export class ProxyRoute implements LinkHost {
 
   close(): void {
     clearInterval(this.#sweeper)
+    this.crossEra.close()
     for (const health of this.health.values()) health.stop()
     for (const link of this.#links.values()) link.close()
     this.#links.clear()
@@ -292,6 +306,9 @@ export class ProxyRoute implements LinkHost {
       this.#links.set(key, link)
     }
     const timeoutMs = Math.min(this.timeoutMs(upstream), upstream.health_interval * 1000)
+    // An upstream of 2026-07-28 only has no session to ping: its discover answers instead.
+    const stateless = this.#stateless.get(upstream.name)
+    if (stateless !== undefined && (await stateless.statelessOnly(timeoutMs))) return stateless.probe(timeoutMs)
     await link.request('ping', undefined, { timeoutMs }, undefined)
     link.lastUsed = Date.now()
   }

@@ -22,6 +22,7 @@ import { notification, type JsonRpcMessage } from '../wire/jsonrpc.ts'
 import { levelPasses } from '../protocol/request-context.ts'
 import type { ElicitationSchema, JsonObject, LogLevel, SamplingMessage } from '../wire/mcp-types.ts'
 import type { UpstreamLink } from './upstream-link.ts'
+import { ParkedCall } from './cross-era-park.ts'
 
 /** What the upstream's requests are asked through: a request's ctx, or the session's view. */
 type Asker = Pick<RequestContext, 'elicit' | 'createMessage' | 'listRoots'>
@@ -40,12 +41,15 @@ export function installRelay(endpoint: McpEndpoint, client: McpClient, link: Ups
   }
 
   client.onRequest('sampling/createMessage', async (params, extra) => {
+    // A stateless client's call on this session: held until its retry answers (cross-era-park.ts).
+    if (extra.related instanceof ParkedCall) return extra.related.ask('sampling/createMessage', params, extra.signal)
     const { messages, maxTokens, ...rest } = params
     delete rest._meta
     const ask = await asker(extra)
     return (await relayed(() => ask.createMessage(messages as SamplingMessage[], maxTokens as number, rest as JsonObject))) as unknown as JsonObject
   })
   client.onRequest('elicitation/create', async (params, extra) => {
+    if (extra.related instanceof ParkedCall) return extra.related.ask('elicitation/create', params, extra.signal)
     const ask = await asker(extra)
     const message = String(params.message ?? '')
     const target = params.mode === 'url'
@@ -53,7 +57,8 @@ export function installRelay(endpoint: McpEndpoint, client: McpClient, link: Ups
       : (params.requestedSchema as ElicitationSchema)
     return (await relayed(() => ask.elicit(message, target))) as unknown as JsonObject
   })
-  client.onRequest('roots/list', async (_params, extra) => {
+  client.onRequest('roots/list', async (params, extra) => {
+    if (extra.related instanceof ParkedCall) return extra.related.ask('roots/list', params, extra.signal)
     const ask = await asker(extra)
     return { roots: await relayed(() => ask.listRoots()) } as unknown as JsonObject
   })
@@ -61,7 +66,7 @@ export function installRelay(endpoint: McpEndpoint, client: McpClient, link: Ups
   client.onNotification('notifications/message', (params, related) => {
     const level = params.level as LogLevel
     const logger = typeof params.logger === 'string' ? `${name}/${params.logger}` : name
-    if (isContext(related)) return related.log(level, params.data, logger)
+    if (isContext(related) || related instanceof ParkedCall) return related.log(level, params.data, logger)
     if (session === '' || !endpoint.logging) return
     void endpoint.store.get(session).then((record) => {
       if (record === undefined || !levelPasses(level, record.logLevel)) return

@@ -16,6 +16,7 @@ import type { UpstreamConfig } from '../config/types.ts'
 import { maxMessageBytes } from './connect.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
+import { isSupportedVersion } from '../wire/versions.ts'
 
 const VERSION = '2026-07-28'
 /** Milliseconds before a failed discover is asked again. */
@@ -35,6 +36,8 @@ export class StatelessUpstream {
   readonly #url: string
   readonly #maxBytes: number
   #speaks: Promise<boolean> | undefined
+  /** The upstream speaks no 2025-era version: a session client's requests go up stateless too. */
+  #only = false
   #askedAt = 0
   #seq = 0
 
@@ -59,11 +62,26 @@ export class StatelessUpstream {
     this.#askedAt = Date.now()
     const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } }
     const asked = this.request('server/discover', envelope, { timeoutMs }).then(
-      (result) => Array.isArray(result.supportedVersions) && result.supportedVersions.includes(VERSION),
+      (result) => {
+        const versions: unknown[] = Array.isArray(result.supportedVersions) ? result.supportedVersions : []
+        this.#only = versions.includes(VERSION) && !versions.some((version) => typeof version === 'string' && isSupportedVersion(version))
+        return versions.includes(VERSION)
+      },
       () => false,
     )
     this.#speaks = asked
     return asked
+  }
+
+  /** True when the upstream's discover lists 2026-07-28 and no 2025-era version (it has no initialize). */
+  async statelessOnly(timeoutMs: number): Promise<boolean> {
+    return (await this.speaksStateless(timeoutMs)) && this.#only
+  }
+
+  /** The health probe of an upstream without sessions: a discover that must answer. */
+  async probe(timeoutMs: number): Promise<void> {
+    const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } }
+    await this.request('server/discover', envelope, { timeoutMs })
   }
 
   /** One stateless request; rejects with RpcError (the upstream's error), TransportError, TimeoutError or ProtocolError. */

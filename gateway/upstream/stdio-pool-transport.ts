@@ -41,7 +41,7 @@ export interface StdioPoolKey {
 
 /** One session's connection to a stdio upstream through its pool. */
 export class StdioPoolTransport implements Transport, PoolSession {
-  onmessage?: (message: JsonRpcMessage) => void
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
   onclose?: () => void
   onerror?: (error: Error) => void
 
@@ -109,7 +109,10 @@ export class StdioPoolTransport implements Transport, PoolSession {
   }
 
   deliver(message: JsonRpcMessage): void {
-    if (this.#state === 'open') this.onmessage?.(message)
+    if (this.#state !== 'open') return
+    // stdio tells no request a server's request belongs to; with one in flight on this connection, it is that one.
+    const related = 'method' in message && 'id' in message && this.inFlight.size === 1 ? this.inFlight.keys().next().value : undefined
+    this.onmessage?.(message, related)
   }
 
   childGone(child: PoolChild, reason: string): void {

@@ -125,6 +125,8 @@ export const EdgeCode = {
   /** The worker running a task stopped beating for `producer_timeout`: the task fails with this. */
   MCP_EDGE_TASK_WORKER_GONE: { status: 503, rpc: InternalError, message: 'The worker running this task stopped before finishing it; call the tool again' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
+  /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */
+  MCP_EDGE_TOO_MANY_PARKED: { status: 503, rpc: ServerError, message: 'Too many calls wait for their clients on this worker (upstreams[].max_parked); retry later' },
   /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */
   MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable' },
   /** The authorization server's keys (JWKS, metadata) cannot be fetched, so no token can be checked. */

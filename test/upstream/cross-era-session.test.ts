@@ -1,0 +1,68 @@
+/**
+ * Across the eras, one way: the official SDK 1.x client (a 2025-11-25 session) through a proxy route
+ * to an upstream of 2026-07-28 only (an mcp-edge route behind a front that refuses the 2025 era).
+ * The upstream's input-required results reach the client as server→client requests on its stream
+ * (elicitation, sampling, roots), the gateway retries with the answers and the upstream's
+ * requestState, progress flows, and 2026 error codes arrive as a 2025 client knows them.
+ */
+import { McpError as SdkError } from '@modelcontextprotocol/sdk/types.js'
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import t from 'tap'
+import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
+import { connect, fixture, gatewayWith } from '../e2e/harness.ts'
+import { statelessOnly } from './fixtures/stateless-only.ts'
+
+t.setTimeout(60_000)
+const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]!.text)
+
+t.test('a 2025 session client on a 2026-only upstream: input-required rounds become requests on its stream', async (t) => {
+  const upstream = await gatewayWith(t, [{ location: '/live', handler: fixture('live'), server: { name: 'live', version: '1.0.0' } }])
+  const front = await statelessOnly(t, `${upstream.url}/live`)
+  const proxy = await gatewayWith(t, [{
+    location: '/live',
+    server: { name: 'proxy', version: '1.0.0' },
+    upstreams: [{ name: 'modern', url: `${front.url}/live`, timeout: 10 }],
+    prefix: 'never',
+  }])
+  const asked: string[] = []
+  const client = await connect(t, `${proxy.url}/live`, { sampling: {}, elicitation: { form: {} }, roots: {} }, (c) => {
+    c.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(`elicitation: ${request.params.message}`)
+      return { action: 'accept', content: { name: 'Grace' } }
+    })
+    c.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      asked.push('sampling')
+      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `echo ${(request.params.messages[0]!.content as { text: string }).text}` } }
+    })
+    c.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///srv' }] }))
+  })
+
+  t.ok((await client.listTools()).tools.some((tool) => tool.name === 'ask'), 'lists go up stateless')
+  const ask = await client.callTool({ name: 'ask' })
+  t.equal(text(ask), 'Hello, Grace', 'the elicitation round was asked of the session client and answered')
+  t.notOk('resultType' in ask, 'no 2026 keys reach the 2025 client')
+  t.equal(text(await client.callTool({ name: 'sample', arguments: { prompt: 'hi' } })), 'model test-model said: echo hi', 'a sampling round')
+  t.equal(text(await client.callTool({ name: 'roots' })), 'file:///srv', 'a roots round')
+  t.same(asked, ['elicitation: What is your name?', 'sampling'], 'each question reached the client once')
+
+  const calls = front.log.filter((body) => body.method === 'tools/call' && (body.params as { name: string }).name === 'ask')
+  t.equal(calls.length, 2, 'the call, then its retry')
+  const retry = calls[1]!.params as Record<string, unknown>
+  t.match(retry.inputResponses, { 'elicitation-0': { action: 'accept', content: { name: 'Grace' } } }, 'the retry carries the answer under the upstream’s key')
+  t.type(retry.requestState, 'string', "and the upstream's own requestState")
+  t.match((retry._meta as Record<string, unknown>)['io.modelcontextprotocol/clientCapabilities'], { sampling: {}, elicitation: { form: {} } }, "the envelope declares the session client's capabilities")
+  t.equal(front.refused, 0, 'nothing of the 2025 era was sent up (no initialize, no session)')
+
+  const progress: number[] = []
+  t.equal(text(await client.callTool({ name: 'slow', arguments: { steps: 2 } }, undefined, { onprogress: (p) => void progress.push(p.progress) })), 'done after 2 steps')
+  t.same(progress, [1, 2], 'progress of the stateless upstream reaches the session client')
+
+  const bare = await connect(t, `${proxy.url}/live`)
+  const missing = await bare.callTool({ name: 'sample', arguments: { prompt: 'p' } }).then(() => undefined, (error: unknown) => error)
+  t.ok(missing instanceof SdkError, 'a capability the client lacks is a JSON-RPC error')
+  t.equal((missing as SdkError).code, EdgeCode.MCP_EDGE_CLIENT_CAPABILITY_MISSING.rpc, '-32021 arrives as the code a 2025 route answers with')
+  t.match((missing as SdkError).data, { requiredCapabilities: { sampling: {} } }, 'with what is missing')
+
+  const unknown = await client.readResource({ uri: 'live://nothing' }).then(() => undefined, (error: unknown) => error)
+  t.equal((unknown as SdkError).code, RpcCode.ResourceNotFound, "a 2026 upstream's -32602 for an unknown resource is -32002 for a 2025 client")
+})
