@@ -76,7 +76,7 @@ export class ParkedCall {
   readonly #held = new Map<string, Held>()
   /** Answers known before the upstream asks (a replay after the owning process went away). */
   readonly #known: JsonObject
-  readonly #onEnd: (call: ParkedCall) => void
+  readonly #onEnd: (call: ParkedCall, answered: boolean) => void
   #asked = 0
   #sink: RoundSink | undefined
   #waiter: ((outcome: ParkOutcome) => void) | undefined
@@ -85,7 +85,7 @@ export class ParkedCall {
   #timer: NodeJS.Timeout | undefined
   #detach: (() => void) | undefined
 
-  constructor(principal: string | undefined, capabilities: ClientCapabilities, times: ParkTimes, known: JsonObject, onEnd: (call: ParkedCall) => void) {
+  constructor(principal: string | undefined, capabilities: ClientCapabilities, times: ParkTimes, known: JsonObject, onEnd: (call: ParkedCall, answered: boolean) => void) {
     this.principal = principal
     this.#capabilities = capabilities
     this.#times = times
@@ -207,7 +207,7 @@ export class ParkedCall {
       waiter(outcome)
       return
     }
-    this.#end()
+    this.#end(true)
     waiter(outcome)
   }
 
@@ -217,16 +217,17 @@ export class ParkedCall {
     this.#controller.abort(reason)
     const waiter = this.#waiter
     this.#waiter = undefined
-    this.#end()
+    this.#end(false)
     waiter?.({ kind: 'failure', message: reason, timeout })
   }
 
-  #end(): void {
+  /** `answered`: the call's outcome reached its client (a replay of its state is refused); otherwise it was given up. */
+  #end(answered: boolean): void {
     clearTimeout(this.#timer)
     if (this.#flush !== undefined) clearImmediate(this.#flush)
     for (const held of this.#held.values()) held.reject(new McpError(RpcCode.InternalError, 'The call was given up before the client answered'))
     this.#held.clear()
-    this.#onEnd(this)
+    this.#onEnd(this, answered)
   }
 
   #failure(error: unknown): ParkOutcome {
@@ -256,8 +257,8 @@ export class ParkingLot {
   /** A new call; undefined when `max` calls are parked here already. */
   open(principal: string | undefined, capabilities: ClientCapabilities, times: ParkTimes, known: JsonObject): ParkedCall | undefined {
     if (this.#calls.size >= this.#max) return undefined
-    const call = new ParkedCall(principal, capabilities, times, known, (ended) => {
-      if (!this.#calls.delete(ended.id)) return
+    const call = new ParkedCall(principal, capabilities, times, known, (ended, answered) => {
+      if (!this.#calls.delete(ended.id) || !answered) return
       // Bounded like the calls: the oldest mark goes first.
       if (this.#ended.size >= Math.max(this.#max, 1) * 4) this.#ended.delete(this.#ended.keys().next().value!)
       this.#ended.set(ended.id, Date.now() + times.parkMs)

@@ -87,7 +87,8 @@ export class CrossEra {
     }
     const lot = this.#lots.get(upstream.name)!
     const call = lot.open(principal, record.clientCapabilities, { roundMs, parkMs: this.#route.read_timeout * 1000 }, known)
-    if (call === undefined) throw new McpError(EdgeCode.MCP_EDGE_TOO_MANY_PARKED.rpc, EdgeCode.MCP_EDGE_TOO_MANY_PARKED.message)
+    // An RpcError: the client gets this error as it is (not an "upstream unavailable" result).
+    if (call === undefined) throw new RpcError(EdgeCode.MCP_EDGE_TOO_MANY_PARKED.rpc, EdgeCode.MCP_EDGE_TOO_MANY_PARKED.message)
     const sent = upstreamParams(params)
     const run = (): Promise<JsonObject> => link.request(method, sent, {
       timeoutMs: NO_TIMER_MS,

@@ -41,6 +41,8 @@ export async function roundRobin(t: Teardown, targets: string[]): Promise<RoundR
       const url = new URL(incoming.url!, targets[target])
       const upstream = httpRequest(url, { method: incoming.method, headers: { ...incoming.headers, host: url.host }, agent }, (answer) => {
         outgoing.writeHead(answer.statusCode!, answer.headers)
+        // The head at once, as the target sent it: an SSE stream may not send an event for a while.
+        outgoing.flushHeaders()
         answer.pipe(outgoing)
       })
       upstream.on('error', () => outgoing.destroy())
