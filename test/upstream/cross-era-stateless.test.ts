@@ -32,9 +32,14 @@ t.test('the v2 client → proxy → server-everything over stdio: an elicitation
     prefix: 'never',
   }])
   const asked: string[] = []
-  const client = new ClientV2({ name: 'v2', version: '2.0.0' }, { capabilities: { elicitation: {}, sampling: {} }, versionNegotiation: { mode: 'auto' } })
+  const client = new ClientV2({ name: 'v2', version: '2.0.0' }, { capabilities: { elicitation: { form: {}, url: {} }, sampling: {} }, versionNegotiation: { mode: 'auto' } })
   client.setRequestHandler('elicitation/create', async (request) => {
-    asked.push(`elicitation ${String((request.params as { message: string }).message)}`)
+    const params = request.params as { message: string; mode?: string; url?: string }
+    if (params.mode === 'url') {
+      asked.push(`url ${params.url}`)
+      return { action: 'accept' }
+    }
+    asked.push(`elicitation ${params.message}`)
     return { action: 'accept', content: { name: 'Ada Lovelace' } }
   })
   client.setRequestHandler('sampling/createMessage', async (request) => {
@@ -51,6 +56,15 @@ t.test('the v2 client → proxy → server-everything over stdio: an elicitation
   const sampled = await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'ping?', maxTokens: 10 } })
   t.match(texts(sampled), /you said: .*ping\?/, 'and its model answer')
   t.same(asked.map((entry) => entry.split(' ')[0]), ['elicitation', 'sampling'], 'each question reached the client once, as an input request')
+
+  // -32042 (URL elicitation required) does not exist in 2026-07-28: the client gets the URL as an
+  // input request, and its retry calls again; the server then asks the same URL the ordinary way.
+  asked.length = 0
+  const consent = await client.callTool({ name: 'trigger-url-elicitation', arguments: { url: 'https://example.com/consent', errorPath: true, elicitationId: 'consent-1' } })
+  t.notOk(consent.isError, 'the call completes')
+  t.equal(asked.length, 2, 'two URL rounds')
+  t.match(asked[0], /^url https:\/\//, "the -32042 error's URL (the server's prerequisite) as an input request")
+  t.equal(asked[1], 'url https://example.com/consent', 'then the URL elicitation request of the retried call, parked like any other')
 })
 
 t.test('over Streamable HTTP: one upstream call per round trip; used, too late, gone and too many', async (t) => {
