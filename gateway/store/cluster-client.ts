@@ -41,6 +41,7 @@ export class ClusterStore implements SessionStore {
       read: async (key) => ((await this.#call('taskRead', [key])) ?? undefined) as TaskEntry | undefined,
       write: async (key, data, expected, ttlMs, owner) => (await this.#call('taskWrite', [key, data, expected, ttlMs, owner ?? null])) as number,
       list: async (owner, max) => (await this.#call('taskList', [owner, max])) as string[],
+      count: async (owner) => (await this.#call('taskCount', [owner])) as number,
     }
   }
 

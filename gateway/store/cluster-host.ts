@@ -95,6 +95,8 @@ export class ClusterStoreHost {
         return store.tasks.writeNow(id, args[1] as string, args[2] as number, args[3] as number, (args[4] ?? undefined) as string | undefined)
       case 'taskList':
         return store.tasks.listNow(id, args[1] as number)
+      case 'taskCount':
+        return store.tasks.countNow(id)
     }
   }
 

@@ -70,6 +70,17 @@ export class MemoryTaskTable implements TaskTable {
     return found
   }
 
+  async count(owner: string): Promise<number> {
+    return this.countNow(owner)
+  }
+
+  /** `count` without a promise, for the cluster primary. */
+  countNow(owner: string): number {
+    let live = 0
+    for (const key of this.#owners.get(owner) ?? []) if (this.readNow(key) !== undefined) live++
+    return live
+  }
+
   close(): void {
     clearInterval(this.#sweeper)
     this.#entries.clear()

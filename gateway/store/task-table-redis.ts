@@ -30,10 +30,15 @@ const LIVE = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf', 'LIMIT', 0, tonumber(ARGV[1]))`
 
+const COUNT = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], now, '+inf')`
+
 interface TaskCommands {
   mcpEdgeTaskWrite(key: string, expected: number, data: string, ttlMs: number): Promise<number>
   mcpEdgeTaskIndex(key: string, member: string, ttlMs: number): Promise<number>
   mcpEdgeTaskLive(key: string, max: number): Promise<string[]>
+  mcpEdgeTaskCount(key: string): Promise<number>
 }
 
 export class RedisTaskTable implements TaskTable {
@@ -50,6 +55,7 @@ export class RedisTaskTable implements TaskTable {
     redis.defineCommand('mcpEdgeTaskWrite', { numberOfKeys: 1, lua: WRITE })
     redis.defineCommand('mcpEdgeTaskIndex', { numberOfKeys: 1, lua: INDEX })
     redis.defineCommand('mcpEdgeTaskLive', { numberOfKeys: 1, lua: LIVE })
+    redis.defineCommand('mcpEdgeTaskCount', { numberOfKeys: 1, lua: COUNT })
     this.#commands = redis as unknown as TaskCommands
   }
 
@@ -69,6 +75,10 @@ export class RedisTaskTable implements TaskTable {
     const keys = await this.#run(() => this.#commands.mcpEdgeTaskLive(this.#ownerKey(owner), max))
     const raws = await Promise.all(keys.map((key) => this.#run(() => this.#redis.get(this.#entryKey(key)))))
     return raws.flatMap((raw) => (raw === null ? [] : [parse(raw).data]))
+  }
+
+  async count(owner: string): Promise<number> {
+    return Number(await this.#run(() => this.#commands.mcpEdgeTaskCount(this.#ownerKey(owner))))
   }
 
   #entryKey(key: string): string {

@@ -23,4 +23,6 @@ export interface TaskTable {
   write(key: string, data: string, expected: number, ttlMs: number, owner?: string): Promise<number>
   /** The text of the live entries listed under `owner`, at most `max`, in no promised order. */
   list(owner: string, max: number): Promise<string[]>
+  /** How many live entries are listed under `owner` (one round trip, whatever their size). */
+  count(owner: string): Promise<number>
 }

@@ -58,6 +58,11 @@ export class TaskRepo {
     return (await this.#table.list(owner, max)).map((data) => JSON.parse(data) as TaskRecord)
   }
 
+  /** How many tasks the owner holds (finished ones count until they expire). */
+  count(owner: string): Promise<number> {
+    return this.#table.count(owner)
+  }
+
   /** Says that `worker` lives for `ttlMs` more. */
   async heartbeat(worker: string, ttlMs: number): Promise<void> {
     const key = workerKey(worker)

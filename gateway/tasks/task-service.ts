@@ -208,7 +208,7 @@ export class TaskService {
   async #start(entry: ToolEntry, args: JsonObject, record: SessionRecord, ctx: RequestContext, requestedTtl: unknown, prepared: unknown): Promise<JsonObject> {
     const { tasks, location } = this.#host.route
     const owner = ownerOf(record, ctx.caller)
-    if ((await this.#repo.list(owner, tasks.max_per_owner)).length >= tasks.max_per_owner) throw taskRefusal('MCP_EDGE_TOO_MANY_TASKS')
+    if ((await this.#repo.count(owner)) >= tasks.max_per_owner) throw taskRefusal('MCP_EDGE_TOO_MANY_TASKS')
     const maxTtlMs = tasks.max_ttl * 1000
     const ttlMs = typeof requestedTtl === 'number' && requestedTtl > 0 ? Math.min(Math.round(requestedTtl), maxTtlMs) : Math.min(tasks.ttl * 1000, maxTtlMs)
     const now = Date.now()

@@ -10,16 +10,18 @@ import { startRedis } from '../store/redis-server.ts'
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.ts'
 import { roundRobin } from './round-robin.ts'
 
-t.setTimeout(120_000)
+// Four processes start at once (each compiles its TypeScript): slow on a busy machine.
+t.setTimeout(240_000)
+const START_MS = 120_000
 
 const handler = fileURLToPath(new URL('./fixtures/tasks.ts', import.meta.url))
 const route = { location: '/tasks', handler, server: { name: 'tasks', version: '1.0.0' }, producer_timeout: 1, tasks: { enabled: true, poll_interval: 0.05 } }
 const redis = await startRedis(t)
 const store = { type: 'redis', url: redis.url, key_prefix: 'tasks:' }
 const [a, b, workers] = (await Promise.all([
-  startGatewayProcess(t, { store, routes: [route] }),
-  startGatewayProcess(t, { store, routes: [route] }),
-  startGatewayProcess(t, { workers: 2, routes: [route] }, 2),
+  startGatewayProcess(t, { store, routes: [route] }, 1, START_MS),
+  startGatewayProcess(t, { store, routes: [route] }, 1, START_MS),
+  startGatewayProcess(t, { workers: 2, routes: [route] }, 2, START_MS),
 ])) as [GatewayProcess, GatewayProcess, GatewayProcess]
 
 // `any`: parsed JSON from the wire, checked by the assertions that read it.
