@@ -163,10 +163,13 @@ export class ProxyRoute implements LinkHost {
     const health = this.health.get(name)!
     try {
       const stateless = this.#stateless.get(name)
+      // Known after the first discover: a session's request waits for no promise here.
+      let only = record.id !== '' && stateless !== undefined ? stateless.statelessOnly(timeoutMs) : false
+      if (only !== true && only !== false) only = await only
       let result: JsonObject
       if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
-      } else if (record.id !== '' && stateless !== undefined && (await stateless.statelessOnly(timeoutMs))) {
+      } else if (only && stateless !== undefined) {
         // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
         result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
       } else if (parkable(record, method, ctx)) {

@@ -38,6 +38,8 @@ export class StatelessUpstream {
   #speaks: Promise<boolean> | undefined
   /** The upstream speaks no 2025-era version: a session client's requests go up stateless too. */
   #only = false
+  /** The last discover's answer: speaks 2026-07-28 or not; undefined until one came. */
+  #known: boolean | undefined
   #askedAt = 0
   #seq = 0
 
@@ -65,17 +67,22 @@ export class StatelessUpstream {
       (result) => {
         const versions: unknown[] = Array.isArray(result.supportedVersions) ? result.supportedVersions : []
         this.#only = versions.includes(VERSION) && !versions.some((version) => typeof version === 'string' && isSupportedVersion(version))
-        return versions.includes(VERSION)
+        return (this.#known = versions.includes(VERSION))
       },
-      () => false,
+      () => (this.#known = false),
     )
     this.#speaks = asked
     return asked
   }
 
-  /** True when the upstream's discover lists 2026-07-28 and no 2025-era version (it has no initialize). */
-  async statelessOnly(timeoutMs: number): Promise<boolean> {
-    return (await this.speaksStateless(timeoutMs)) && this.#only
+  /**
+   * True when the upstream's discover lists 2026-07-28 and no 2025-era version (it has no initialize).
+   * A boolean once known (no promise per request on the hot path); a promise while asking.
+   */
+  statelessOnly(timeoutMs: number): boolean | Promise<boolean> {
+    if (this.#known === true) return this.#only
+    if (this.#known === false && Date.now() - this.#askedAt < REDISCOVER_MS) return false
+    return this.speaksStateless(timeoutMs).then((yes) => yes && this.#only)
   }
 
   /** The health probe of an upstream without sessions: a discover that must answer. */
