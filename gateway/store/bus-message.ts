@@ -54,7 +54,7 @@ export interface TaskMessage { type: 'task'; task: string; event: 'cancel' | 'in
 export type ParkOutcome =
   | { kind: 'result'; result: JsonObject }
   | { kind: 'error'; code: number; message: string; data?: unknown }
-  | { kind: 'failure'; message: string; timeout: boolean }
+  | { kind: 'failure'; message: string; timeout: boolean; timeoutMs?: number }
   | { kind: 'input'; inputRequests: JsonObject; round: number }
 /** A stateless retry for a call parked on worker `to`: the client's answers, and where to reply. */
 export interface ParkResumeMessage { type: 'park-resume'; to: string; from: string; ticket: string; park: string; round: number; principal: string | null; answers: JsonObject }

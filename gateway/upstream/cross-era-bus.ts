@@ -64,7 +64,7 @@ export class ParkBus {
           case 'ack':
             clearTimeout(timer)
             // The owner keeps its own round deadline; this one only covers a lost owner.
-            timer = setTimeout(() => finish({ kind: 'failure', message: `the worker holding the call gave no answer within ${roundMs} ms`, timeout: true }), roundMs + ackMs)
+            timer = setTimeout(() => finish({ kind: 'failure', message: `the worker holding the call gave no answer within ${roundMs} ms`, timeout: true, timeoutMs: roundMs + ackMs }), roundMs + ackMs)
             return
           case 'gone':
             return finish(GONE)

@@ -161,13 +161,13 @@ export class ParkedCall {
 
   /** Gives the call up: the upstream request is cancelled and the waiting round (if any) gets `reason`. */
   cancel(reason: string): void {
-    if (!this.#controller.signal.aborted) this.#expire(reason, false)
+    if (!this.#controller.signal.aborted) this.#expire(reason, undefined)
   }
 
   #round(sink: RoundSink, cancel: AbortSignal | undefined): Promise<ParkOutcome> {
     this.#sink = sink
     const outcome = new Promise<ParkOutcome>((resolve) => (this.#waiter = resolve))
-    this.#timer = setTimeout(() => this.#expire(`the upstream gave no answer within ${this.#times.roundMs} ms`, true), this.#times.roundMs)
+    this.#timer = setTimeout(() => this.#expire(`the upstream gave no answer within ${this.#times.roundMs} ms`, this.#times.roundMs), this.#times.roundMs)
     if (cancel !== undefined) {
       const onAbort = (): void => this.cancel('the client closed the response stream')
       if (cancel.aborted) queueMicrotask(onAbort)
@@ -203,7 +203,7 @@ export class ParkedCall {
     this.#sink = undefined
     this.#waiter = undefined
     if (outcome.kind === 'input') {
-      this.#timer = setTimeout(() => this.#expire(`the client did not retry within ${this.#times.parkMs} ms`, false), this.#times.parkMs)
+      this.#timer = setTimeout(() => this.#expire(`the client did not retry within ${this.#times.parkMs} ms`, undefined), this.#times.parkMs)
       waiter(outcome)
       return
     }
@@ -211,14 +211,15 @@ export class ParkedCall {
     waiter(outcome)
   }
 
-  #expire(reason: string, timeout: boolean): void {
+  /** Gives the call up; `timeoutMs` when a deadline passed (the waiting round reports a timeout). */
+  #expire(reason: string, timeoutMs: number | undefined): void {
     this.#detach?.()
     this.#detach = undefined
     this.#controller.abort(reason)
     const waiter = this.#waiter
     this.#waiter = undefined
     this.#end(false)
-    waiter?.({ kind: 'failure', message: reason, timeout })
+    waiter?.({ kind: 'failure', message: reason, timeout: timeoutMs !== undefined, ...(timeoutMs === undefined ? {} : { timeoutMs }) })
   }
 
   /** `answered`: the call's outcome reached its client (a replay of its state is refused); otherwise it was given up. */
@@ -233,7 +234,7 @@ export class ParkedCall {
   #failure(error: unknown): ParkOutcome {
     if (error instanceof RpcError) return { kind: 'error', code: error.code, message: error.message, data: error.data }
     const message = error instanceof CancelledError && this.#controller.signal.aborted ? String(this.#controller.signal.reason) : (error as Error).message
-    return { kind: 'failure', message, timeout: error instanceof TimeoutError }
+    return error instanceof TimeoutError ? { kind: 'failure', message, timeout: true, timeoutMs: error.timeoutMs } : { kind: 'failure', message, timeout: false }
   }
 }
 

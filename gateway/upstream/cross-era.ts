@@ -124,7 +124,7 @@ export class CrossEra {
         return { resultType: 'input_required', inputRequests }
       }
       case 'failure':
-        throw outcome.timeout ? new TimeoutError(outcome.message, 0) : new TransportError(outcome.message)
+        throw outcome.timeout ? new TimeoutError(outcome.message, outcome.timeoutMs ?? 0) : new TransportError(outcome.message)
     }
   }
 }
