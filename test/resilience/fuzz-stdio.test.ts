@@ -80,6 +80,7 @@ t.test('stdio lines', async (t) => {
   t.equal(init.result?.protocolVersion, '2025-11-25', 'the session is open')
   input.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 
+  let writing = Promise.resolve()
   const one = async (c: Case): Promise<void> => {
     const owed = new Map<string | number, Promise<string>>()
     const parts: Buffer[] = []
@@ -114,14 +115,21 @@ t.test('stdio lines', async (t) => {
       }
       parts.push(Buffer.from(c.crlf ? '\r\n' : '\n'))
     }
-    // The lines in chunks cut anywhere, as a pipe delivers them.
+    // The lines in chunks cut anywhere, as a pipe delivers them: one chunk per turn of the event
+    // loop (a pair of streams in one process would otherwise run every case in one turn), and one
+    // case's chunks after another's (a pipe has one writer at a time).
     const bytes = Buffer.concat(parts)
-    let from = 0
-    for (const cut of [...new Set(c.cuts.map((cut) => cut % bytes.length))].sort((a, b) => a - b)) {
-      input.write(bytes.subarray(from, cut))
-      from = cut
-    }
-    input.write(bytes.subarray(from))
+    const cuts = [...new Set(c.cuts.map((cut) => cut % bytes.length))].sort((a, b) => a - b)
+    const written = writing.then(async () => {
+      let from = 0
+      for (const cut of [...cuts, bytes.length]) {
+        input.write(bytes.subarray(from, cut))
+        from = cut
+        await new Promise(setImmediate)
+      }
+    })
+    writing = written
+    await written
 
     for (const [id, answer] of owed) {
       const timeout = new Promise<never>((_resolve, reject) => setTimeout(() => reject(new CaseFailure(`no answer within 10 s to id ${JSON.stringify(id)}`, c, out.slice(-5).join('\n'))), 10_000).unref())

@@ -11,7 +11,7 @@ export interface RedisServer {
   readonly port: number
   /** Kills the server (SIGKILL: no goodbye to clients); resolves once it is gone. */
   stop(): Promise<void>
-  /** Starts it again on the same port, empty. */
+  /** Starts it again on the same port: empty, or with what its append-only file kept. */
   start(): Promise<void>
 }
 
@@ -27,8 +27,17 @@ export function freePort(): Promise<number> {
   })
 }
 
-function launch(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] })
+/** Persistence for a server that must keep its data over a restart: an append-only file, synced before each reply. */
+export interface RedisOptions {
+  /** The folder of the append-only file; none: no persistence (a restart starts empty). */
+  appendonlyDir?: string
+}
+
+function launch(port: number, options: RedisOptions): Promise<ChildProcess> {
+  const persistence = options.appendonlyDir === undefined
+    ? ['--appendonly', 'no']
+    : ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', options.appendonlyDir]
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: ['ignore', 'pipe', 'pipe'] })
   reapOnExit(child)
   return new Promise((resolve, reject) => {
     let output = ''
@@ -48,9 +57,9 @@ function launch(port: number): Promise<ChildProcess> {
 }
 
 /** Starts redis-server for this test file; it is killed at teardown. */
-export async function startRedis(t: Teardown): Promise<RedisServer> {
+export async function startRedis(t: Teardown, options: RedisOptions = {}): Promise<RedisServer> {
   const port = await freePort()
-  let child: ChildProcess | undefined = await launch(port)
+  let child: ChildProcess | undefined = await launch(port, options)
   const stop = async (): Promise<void> => {
     const running = child
     child = undefined
@@ -65,7 +74,7 @@ export async function startRedis(t: Teardown): Promise<RedisServer> {
     port,
     stop,
     async start() {
-      if (child === undefined) child = await launch(port)
+      if (child === undefined) child = await launch(port, options)
     },
   }
 }

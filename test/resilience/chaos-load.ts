@@ -1,0 +1,332 @@
+/**
+ * A bounded load for the chaos tests (issue 16, the resilience suite), and the tally that judges it:
+ * tools/call at a fixed rate over many sessions, and SSE streams with progress that resume with
+ * Last-Event-ID whenever they are cut, all through a balancer that deals each request to the next
+ * live gateway on a fresh connection (like nginx without sticky sessions: a refused connection goes
+ * to the next target, a connection cut mid-request is cut for the client too).
+ *
+ *   calls ─┐                            ┌─► gateway A / worker 1
+ *          ├─► balancer (round robin) ──┤
+ *  streams ┘   refused ─► next target   └─► gateway B / worker 2
+ *
+ * Every call ends as exactly one of: ok, a JSON-RPC error, a refusal (a non-200 status with a
+ * JSON-RPC error body), cut (the connection went with the process that held it), or a failure
+ * (malformed, 5xx but 503, a lost session, a hang past the timeout). Failures must stay at 0.
+ */
+import { Agent, createServer, request as httpRequest } from 'node:http'
+import type { Test } from 'tap'
+import { SseReader } from '../e2e/sse-reader.ts'
+
+interface Teardown { teardown(fn: () => unknown): void }
+
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }
+/** How long a call may take before it counts as a hang. */
+export const CALL_TIMEOUT_MS = 8000
+
+/** A balancer on a free port over `targets`; `targets` may change while it runs (a dead host taken out). */
+export async function balancer(t: Teardown, targets: string[]): Promise<string> {
+  const agent = new Agent({ keepAlive: false })
+  let next = 0
+  const server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = []
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
+    incoming.on('end', () => {
+      const body = Buffer.concat(chunks)
+      const attempt = (left: number): void => {
+        const url = new URL(incoming.url!, targets[next++ % targets.length])
+        const upstream = httpRequest(url, { method: incoming.method, headers: { ...incoming.headers, host: url.host }, agent }, (answer) => {
+          outgoing.writeHead(answer.statusCode!, answer.headers)
+          answer.pipe(outgoing)
+          answer.on('error', () => outgoing.destroy())
+        })
+        upstream.on('error', (error: NodeJS.ErrnoException) => {
+          // Nothing reached a gateway that refused the connection: the next one may take it.
+          if (error.code === 'ECONNREFUSED' && left > 0) attempt(left - 1)
+          else outgoing.destroy()
+        })
+        outgoing.on('close', () => upstream.destroy())
+        upstream.end(body)
+      }
+      attempt(targets.length)
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    server.closeAllConnections()
+    return new Promise((resolve) => server.close(resolve))
+  })
+  const address = server.address()
+  return `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/live`
+}
+
+export type Outcome = 'ok' | 'rpcError' | 'refused' | 'cut' | 'failure'
+
+/** What every request came to, with the failures spelt out. */
+export class Tally {
+  readonly counts: Record<Outcome, number> = { ok: 0, rpcError: 0, refused: 0, cut: 0, failure: 0 }
+  readonly statuses = new Map<number, number>()
+  readonly failures: string[] = []
+  /** When each cut happened (ms, performance.now()). */
+  readonly cuts: number[] = []
+
+  add(outcome: Outcome, detail?: string): void {
+    this.counts[outcome]++
+    if (outcome === 'cut') this.cuts.push(performance.now())
+    if (outcome === 'failure' && this.failures.length < 20) this.failures.push(detail ?? '')
+  }
+
+  /** Classifies one answered POST. */
+  answer(status: number, contentType: string | null, text: string, id: unknown): void {
+    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1)
+    if (status === 404) return this.add('failure', `a lost session: 404 ${text}`)
+    if (status >= 500 && status !== 503) return this.add('failure', `HTTP ${status}: ${text}`)
+    const json = contentType?.startsWith('text/event-stream') ? text.split('\n').filter((line) => line.startsWith('data: ')).at(-1)?.slice(6) ?? '' : text
+    let message: { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } }
+    try {
+      message = JSON.parse(json)
+    } catch {
+      return this.add('failure', `HTTP ${status}, not JSON: ${text.slice(0, 200)}`)
+    }
+    const wellFormed = message.jsonrpc === '2.0' && ('result' in message) !== (message.error !== undefined) &&
+      (message.error === undefined || (Number.isInteger(message.error.code) && typeof message.error.message === 'string'))
+    if (!wellFormed) return this.add('failure', `HTTP ${status}, malformed: ${text.slice(0, 200)}`)
+    if (status !== 200) return this.add(message.id === id || message.id === null ? 'refused' : 'failure', `HTTP ${status} with id ${String(message.id)}`)
+    if (message.id !== id) return this.add('failure', `id ${String(message.id)} for ${String(id)}`)
+    this.add(message.error === undefined ? 'ok' : 'rpcError')
+  }
+
+  /** Classifies a request that got no answer. */
+  lost(error: unknown, what: string): void {
+    const name = (error as Error).name
+    if (name === 'TimeoutError' || name === 'AbortError') this.add('failure', `${what}: no answer within ${CALL_TIMEOUT_MS} ms`)
+    else this.add('cut')
+  }
+
+  toString(): string {
+    return `${JSON.stringify(this.counts)} statuses ${JSON.stringify(Object.fromEntries(this.statuses))}`
+  }
+}
+
+/** POSTs one JSON-RPC message. */
+export function post(url: string, sessionId: string | undefined, body: object, signal?: AbortSignal): Promise<Response> {
+  const headers: Record<string, string> = { ...JSON_HEADERS }
+  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId
+  return fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
+}
+
+/** Opens a session (retrying while the store is away) and returns its id. */
+export async function openSession(url: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await post(url, undefined, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'chaos', version: '1' } } })
+    await response.text()
+    const sessionId = response.headers.get('mcp-session-id')
+    if (sessionId !== null) {
+      await (await post(url, sessionId, { jsonrpc: '2.0', method: 'notifications/initialized' })).text()
+      return sessionId
+    }
+    if (attempt > 20) throw new Error(`initialize answered ${response.status}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** Calls in flight at most, like a client's connection pool: past it the load waits, so a slow machine sees a bounded queue, not a growing one. */
+export const MAX_IN_FLIGHT = 48
+
+/** tools/call `whoami` at `perSecond` (at most MAX_IN_FLIGHT at once) over `sessions` until stopped; every call is tallied. */
+export function callLoad(url: string, sessions: string[], perSecond: number, tally: Tally): { stop(): Promise<void> } {
+  const inFlight = new Set<Promise<void>>()
+  let sent = 0
+  const started = performance.now()
+  const call = async (n: number): Promise<void> => {
+    const id = `c${n}`
+    const at = performance.now()
+    try {
+      const response = await post(url, sessions[n % sessions.length], { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'whoami' } }, AbortSignal.timeout(CALL_TIMEOUT_MS))
+      tally.answer(response.status, response.headers.get('content-type'), await response.text(), id)
+    } catch (error) {
+      tally.lost(error, `call ${id} sent at ${Math.round(at)}`)
+    }
+  }
+  // A tick every 10 ms catches up to the rate: a busy loop sends a burst, never fewer calls (unless the pool is full).
+  const timer = setInterval(() => {
+    const due = Math.floor(((performance.now() - started) / 1000) * perSecond)
+    for (; sent < due && inFlight.size < MAX_IN_FLIGHT; sent++) {
+      const promise = call(sent).finally(() => inFlight.delete(promise))
+      inFlight.add(promise)
+    }
+  }, 10)
+  return {
+    async stop() {
+      clearInterval(timer)
+      await Promise.all([...inFlight])
+    },
+  }
+}
+
+/** What one progress stream came to, over however many resumptions. */
+export interface StreamRun {
+  /** Progress values in the order received, over every connection. */
+  progress: number[]
+  /** Event ids in the order received. */
+  ids: string[]
+  resumptions: number
+  /** Cut before its first event: nothing to resume from (the process that held it died). */
+  cut?: boolean
+  /** The final JSON-RPC response, if one came. */
+  final?: { id?: unknown; result?: unknown; error?: { code: number; message: string } }
+  failure?: string
+}
+
+/**
+ * Runs `tools/call slow` with a progress token on `sessionId` and reads its stream to the end,
+ * resuming with Last-Event-ID (through the balancer, so on any gateway) whenever it is cut.
+ */
+export async function progressStream(url: string, sessionId: string, id: string, steps: number, deadline: number): Promise<StreamRun> {
+  const run: StreamRun = { progress: [], ids: [], resumptions: 0 }
+  let response: Response | undefined
+  try {
+    response = await post(url, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps }, _meta: { progressToken: id } } })
+  } catch {
+    run.cut = true
+    return run
+  }
+  while (performance.now() < deadline) {
+    if (response.status !== 200 || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      const text = await response.text()
+      if (response.status === 503 && run.ids.length > 0) {
+        // The store is away: resume again shortly.
+      } else if (response.status === 200 || response.status >= 400) {
+        try { run.final = JSON.parse(text) } catch { run.failure = `HTTP ${response.status}: ${text.slice(0, 200)}` }
+        if (response.status === 404 || (response.status >= 500 && response.status !== 503)) run.failure = `HTTP ${response.status}: ${text.slice(0, 200)}`
+        return run
+      }
+    } else {
+      const reader = new SseReader(response)
+      try {
+        for (let event = await reader.next(); event !== undefined; event = await reader.next()) {
+          if (event.id !== undefined) run.ids.push(event.id)
+          if (event.data === '') continue
+          const message = JSON.parse(event.data) as { method?: string; params?: { progress?: number }; id?: unknown }
+          if (message.method === 'notifications/progress') run.progress.push(message.params!.progress!)
+          else if (message.method === undefined) {
+            run.final = message as StreamRun['final']
+            return run
+          }
+        }
+      } catch { /* cut: resume below */ }
+    }
+    const last = run.ids.at(-1)
+    if (last === undefined) {
+      run.cut = true
+      return run
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    run.resumptions++
+    try {
+      response = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': last } })
+    } catch {
+      response = new Response('', { status: 503 })
+    }
+  }
+  run.failure = `no final answer by the deadline (progress ${run.progress.join(',')})`
+  return run
+}
+
+/** Checks a stream run: progress 1, 2, … k once each and in order, ids never repeated, a final answer with the request's id. */
+export function streamProblems(run: StreamRun, id: string): string[] {
+  const problems: string[] = []
+  if (run.cut === true) return problems
+  if (run.failure !== undefined) problems.push(run.failure)
+  run.progress.forEach((value, index) => {
+    if (value !== index + 1) problems.push(`progress ${run.progress.join(',')}: not 1…k once each`)
+  })
+  if (new Set(run.ids).size !== run.ids.length) problems.push(`an event id twice: ${run.ids.join(',')}`)
+  if (run.final === undefined) problems.push('no final answer')
+  else if (run.final.id !== id) problems.push(`final answer for ${String(run.final.id)}`)
+  return [...new Set(problems)]
+}
+
+export interface ChaosPlan {
+  /** The balancer's URL. */
+  url: string
+  sessions: number
+  callsPerSecond: number
+  /** Progress streams kept running side by side. */
+  streams: number
+  /** Progress steps per stream (40 ms each). */
+  steps: number
+  /** Injects the faults while the load runs; resolves when the load may stop. */
+  faults(): Promise<void>
+}
+
+export interface ChaosResult {
+  tally: Tally
+  sessions: string[]
+  runs: Array<{ id: string; run: StreamRun }>
+  seconds: number
+}
+
+/** Runs the load, injects the faults, stops the load and waits for every call and stream to end. */
+export async function underLoad(plan: ChaosPlan): Promise<ChaosResult> {
+  const sessions = await Promise.all(Array.from({ length: plan.sessions }, () => openSession(plan.url)))
+  const tally = new Tally()
+  const started = performance.now()
+  const calls = callLoad(plan.url, sessions, plan.callsPerSecond, tally)
+  const runs: ChaosResult['runs'] = []
+  let stopping = false
+  let n = 0
+  const streamLoop = async (lane: number): Promise<void> => {
+    while (!stopping) {
+      const id = `s${lane}-${n++}`
+      runs.push({ id, run: await progressStream(plan.url, sessions[lane % sessions.length]!, id, plan.steps, performance.now() + 30_000) })
+    }
+  }
+  const lanes = Array.from({ length: plan.streams }, (_, lane) => streamLoop(lane))
+  await plan.faults()
+  stopping = true
+  await calls.stop()
+  await Promise.all(lanes)
+  return { tally, sessions, runs, seconds: (performance.now() - started) / 1000 }
+}
+
+/** Sessions that no longer answer a call (each asked until the store answers, for up to 10 s). */
+export async function lostSessions(url: string, sessions: string[]): Promise<string[]> {
+  const lost: string[] = []
+  for (const sessionId of sessions) {
+    for (let attempt = 0; ; attempt++) {
+      const response = await post(url, sessionId, { jsonrpc: '2.0', id: 'alive', method: 'tools/call', params: { name: 'whoami' } }).catch(() => undefined)
+      const text = await response?.text()
+      if (response?.status === 200) break
+      if (response?.status === 404 || attempt >= 100) {
+        lost.push(`${sessionId}: ${response?.status ?? 'cut'} ${text ?? ''}`)
+        break
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  return lost
+}
+
+/**
+ * The assertions every chaos run makes: no call failed, a cut only while a process was dying (each
+ * window [from, to] in performance.now() ms), most calls answered, every stream's events once and in
+ * order with its final answer, and no session lost.
+ */
+export async function judge(t: Test, url: string, result: ChaosResult, windows: Array<[number, number]>): Promise<void> {
+  const { tally, runs } = result
+  const total = Object.values(tally.counts).reduce((sum, count) => sum + count, 0)
+  const resumed = runs.filter(({ run }) => run.resumptions > 0)
+  const replayed = resumed.reduce((sum, { run }) => sum + run.progress.length, 0)
+  t.comment(`${total} calls in ${result.seconds.toFixed(1)} s (${Math.round(total / result.seconds)}/s): ${tally}`)
+  t.comment(`${runs.length} progress streams, ${resumed.length} resumed after a cut (${replayed} progress events over them), ${runs.filter(({ run }) => run.cut === true).length} cut before their first event`)
+  t.same(tally.failures, [], 'no call failed: every one answered, refused with a JSON-RPC error, or cut as its process died')
+  t.equal(tally.counts.failure, 0, 'no failures')
+  const stray = tally.cuts.filter((at) => !windows.some(([from, to]) => at >= from && at <= to))
+  t.same(stray.length, 0, `every cut (${tally.cuts.length}) happened while a process died`)
+  t.ok(tally.counts.ok > total * 0.5, `most calls answered (${tally.counts.ok} of ${total})`)
+  const problems = runs.flatMap(({ id, run }) => streamProblems(run, id).map((problem) => `${id}: ${problem}`))
+  t.same(problems, [], 'every stream: progress 1…k once each in order, then its final answer')
+  t.ok(runs.filter(({ run }) => run.final?.result !== undefined).length > 0, 'streams completed')
+  t.same(await lostSessions(url, result.sessions), [], `0 of ${result.sessions.length} sessions lost`)
+}

@@ -1,0 +1,36 @@
+/**
+ * Chaos under load on one host (issue 16, the resilience suite): two workers on the cluster store
+ * serve tools/call at a few hundred a second and progress streams, while one worker is killed with
+ * SIGKILL (the primary starts another). Counted: 0 sessions lost, every call answered or refused
+ * cleanly (a cut only for what the dead worker held), every cut stream resumed on the other worker
+ * with each event once (the dead producer's request answered with -32603 after producer_timeout).
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { liveRoute, startGatewayProcess } from '../cluster/gateway-process.ts'
+import { balancer, judge, underLoad } from './chaos-load.ts'
+
+t.setTimeout(180_000)
+
+t.test('two workers, one killed with SIGKILL under load', async (t) => {
+  const gateway = await startGatewayProcess(t, { workers: 2, drain_timeout: 3, routes: [{ ...liveRoute, producer_timeout: 1 }] }, 2)
+  const listening = (): number[] => gateway.logs.filter((line) => line.msg === 'mcp-edge listening').map((line) => line.pid as number)
+  const url = await balancer(t, [gateway.url])
+  const windows: Array<[number, number]> = []
+  const result = await underLoad({
+    url, sessions: 20, callsPerSecond: Number(process.env.CHAOS_RATE ?? 200), streams: 6, steps: 25,
+    faults: async () => {
+      await sleep(3000)
+      const victim = listening()[0]!
+      const at = performance.now()
+      process.kill(victim, 'SIGKILL')
+      windows.push([at - 50, at + 2000])
+      t.comment(`killed at ${Math.round(at)}`)
+      await gateway.logged(() => listening().length >= 3, 30_000)
+      t.comment(`worker ${victim} killed; the primary started another in ${Math.round(performance.now() - at)} ms`)
+      await sleep(3000)
+    },
+  })
+  await judge(t, url, result, windows)
+  t.comment(JSON.stringify(gateway.logs.filter((line) => (line.level as number) >= 40 || /listening|worker/.test(String(line.msg))).map((line) => ({ time: line.time, pid: line.pid, msg: line.msg, err: line.err }))))
+})
