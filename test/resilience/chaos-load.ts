@@ -32,8 +32,9 @@ export async function balancer(t: Teardown, targets: string[]): Promise<string> 
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
     incoming.on('end', () => {
       const body = Buffer.concat(chunks)
-      const attempt = (left: number): void => {
-        const url = new URL(incoming.url!, targets[next++ % targets.length])
+      const first = next++
+      const attempt = (tried: number): void => {
+        const url = new URL(incoming.url!, targets[(first + tried) % targets.length])
         const upstream = httpRequest(url, { method: incoming.method, headers: { ...incoming.headers, host: url.host }, agent }, (answer) => {
           outgoing.writeHead(answer.statusCode!, answer.headers)
           answer.pipe(outgoing)
@@ -41,13 +42,13 @@ export async function balancer(t: Teardown, targets: string[]): Promise<string> 
         })
         upstream.on('error', (error: NodeJS.ErrnoException) => {
           // Nothing reached a gateway that refused the connection: the next one may take it.
-          if (error.code === 'ECONNREFUSED' && left > 0) attempt(left - 1)
+          if (error.code === 'ECONNREFUSED' && tried + 1 < targets.length) attempt(tried + 1)
           else outgoing.destroy()
         })
         outgoing.on('close', () => upstream.destroy())
         upstream.end(body)
       }
-      attempt(targets.length)
+      attempt(0)
     })
   })
   server.keepAliveTimeout = 60_000
@@ -69,6 +70,8 @@ export class Tally {
   readonly failures: string[] = []
   /** When each cut happened (ms, performance.now()). */
   readonly cuts: number[] = []
+  /** When each call that got no answer within CALL_TIMEOUT_MS was sent. */
+  readonly hangs: number[] = []
 
   add(outcome: Outcome, detail?: string): void {
     this.counts[outcome]++
@@ -96,10 +99,10 @@ export class Tally {
     this.add(message.error === undefined ? 'ok' : 'rpcError')
   }
 
-  /** Classifies a request that got no answer. */
-  lost(error: unknown, what: string): void {
+  /** Classifies a request sent at `sentAt` that got no answer: a hang is judged later, against when processes died. */
+  lost(error: unknown, sentAt: number): void {
     const name = (error as Error).name
-    if (name === 'TimeoutError' || name === 'AbortError') this.add('failure', `${what}: no answer within ${CALL_TIMEOUT_MS} ms`)
+    if (name === 'TimeoutError' || name === 'AbortError') this.hangs.push(sentAt)
     else this.add('cut')
   }
 
@@ -145,7 +148,7 @@ export function callLoad(url: string, sessions: string[], perSecond: number, tal
       const response = await post(url, sessions[n % sessions.length], { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'whoami' } }, AbortSignal.timeout(CALL_TIMEOUT_MS))
       tally.answer(response.status, response.headers.get('content-type'), await response.text(), id)
     } catch (error) {
-      tally.lost(error, `call ${id} sent at ${Math.round(at)}`)
+      tally.lost(error, at)
     }
   }
   // A tick every 10 ms catches up to the rate: a busy loop sends a burst, never fewer calls (unless the pool is full).
@@ -182,11 +185,11 @@ export interface StreamRun {
  * Runs `tools/call slow` with a progress token on `sessionId` and reads its stream to the end,
  * resuming with Last-Event-ID (through the balancer, so on any gateway) whenever it is cut.
  */
-export async function progressStream(url: string, sessionId: string, id: string, steps: number, deadline: number): Promise<StreamRun> {
+export async function progressStream(url: string, sessionId: string, id: string, steps: number, deadline: number, startUrl = url): Promise<StreamRun> {
   const run: StreamRun = { progress: [], ids: [], resumptions: 0 }
   let response: Response | undefined
   try {
-    response = await post(url, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps }, _meta: { progressToken: id } } })
+    response = await post(startUrl, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps }, _meta: { progressToken: id } } })
   } catch {
     run.cut = true
     return run
@@ -256,8 +259,8 @@ export interface ChaosPlan {
   streams: number
   /** Progress steps per stream (40 ms each). */
   steps: number
-  /** Injects the faults while the load runs; resolves when the load may stop. */
-  faults(): Promise<void>
+  /** Injects the faults while the load runs; resolves when the load may stop. `stream` starts one more progress stream, at `startUrl` (a given gateway). */
+  faults(stream: (startUrl: string) => void): Promise<void>
 }
 
 export interface ChaosResult {
@@ -283,7 +286,12 @@ export async function underLoad(plan: ChaosPlan): Promise<ChaosResult> {
     }
   }
   const lanes = Array.from({ length: plan.streams }, (_, lane) => streamLoop(lane))
-  await plan.faults()
+  const extra = (startUrl: string): void => {
+    const id = `x${n++}`
+    const deadline = performance.now() + 30_000
+    lanes.push(progressStream(plan.url, sessions[n % sessions.length]!, id, plan.steps * 4, deadline, startUrl).then((run) => void runs.push({ id, run })))
+  }
+  await plan.faults(extra)
   stopping = true
   await calls.stop()
   await Promise.all(lanes)
@@ -308,18 +316,28 @@ export async function lostSessions(url: string, sessions: string[]): Promise<str
   return lost
 }
 
+/** Worker deaths (performance.now() ms), and the hangs allowed for connections handed to a worker as it died. */
+export interface ChaosHandoff { deaths: number[]; windowMs: number; most: number }
+
 /**
  * The assertions every chaos run makes: no call failed, a cut only while a process was dying (each
  * window [from, to] in performance.now() ms), most calls answered, every stream's events once and in
  * order with its final answer, and no session lost.
  */
-export async function judge(t: Test, url: string, result: ChaosResult, windows: Array<[number, number]>): Promise<void> {
+export async function judge(t: Test, url: string, result: ChaosResult, windows: Array<[number, number]>, handoff?: ChaosHandoff): Promise<void> {
   const { tally, runs } = result
-  const total = Object.values(tally.counts).reduce((sum, count) => sum + count, 0)
+  const total = Object.values(tally.counts).reduce((sum, count) => sum + count, 0) + tally.hangs.length
   const resumed = runs.filter(({ run }) => run.resumptions > 0)
   const replayed = resumed.reduce((sum, { run }) => sum + run.progress.length, 0)
   t.comment(`${total} calls in ${result.seconds.toFixed(1)} s (${Math.round(total / result.seconds)}/s): ${tally}`)
   t.comment(`${runs.length} progress streams, ${resumed.length} resumed after a cut (${replayed} progress events over them), ${runs.filter(({ run }) => run.cut === true).length} cut before their first event`)
+  // Node's round-robin cluster hands a connection the primary accepted to a worker over IPC; one handed
+  // to a worker in the instant it dies is never answered nor closed (nodejs/node#21746): the client's
+  // timeout ends it. Such hangs are allowed, few and only right after a kill; any other is a failure.
+  const excused = tally.hangs.filter((at) => handoff !== undefined && handoff.deaths.some((death) => at >= death - 5 && at <= death + handoff.windowMs))
+  t.comment(`${tally.hangs.length} calls got no answer within ${CALL_TIMEOUT_MS} ms, ${excused.length} of them sent within ${handoff?.windowMs ?? 0} ms of a worker's death`)
+  t.same(tally.hangs.length - excused.length, 0, 'no call hung, but for a connection handed to a dying worker')
+  t.ok(excused.length <= (handoff?.most ?? 0), `at most ${handoff?.most ?? 0} such`)
   t.same(tally.failures, [], 'no call failed: every one answered, refused with a JSON-RPC error, or cut as its process died')
   t.equal(tally.counts.failure, 0, 'no failures')
   const stray = tally.cuts.filter((at) => !windows.some(([from, to]) => at >= from && at <= to))
@@ -328,5 +346,6 @@ export async function judge(t: Test, url: string, result: ChaosResult, windows: 
   const problems = runs.flatMap(({ id, run }) => streamProblems(run, id).map((problem) => `${id}: ${problem}`))
   t.same(problems, [], 'every stream: progress 1…k once each in order, then its final answer')
   t.ok(runs.filter(({ run }) => run.final?.result !== undefined).length > 0, 'streams completed')
+  t.ok(resumed.length > 0, `streams cut by a death resumed elsewhere (${resumed.length}), their events once each`)
   t.same(await lostSessions(url, result.sessions), [], `0 of ${result.sessions.length} sessions lost`)
 }
