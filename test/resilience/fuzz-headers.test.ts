@@ -124,7 +124,7 @@ t.test('HTTP headers', async (t) => {
     if (reply.id !== id && !(answer.status >= 400 && reply.id === null)) throw new CaseFailure(`HTTP ${answer.status} with id ${JSON.stringify(reply.id)}, the request's was ${JSON.stringify(id)}`, c, answer.body)
   }
 
-  await fuzz(t, { name: 'HTTP headers', arbitrary: caseArb, cases: 3000, batch: 10, run: (batch) => Promise.all(batch.map(one)).then(() => undefined) })
+  await fuzz(t, { name: 'HTTP headers', arbitrary: caseArb, cases: 3200, batch: 10, run: (batch) => Promise.all(batch.map(one)).then(() => undefined) })
   t.comment(`statuses ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`)
   const alive = await fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...CLIENT_HEADERS, 'mcp-session-id': valid }, body: '{"jsonrpc":"2.0","id":"last","method":"ping"}' })
   t.same(await alive.json(), { jsonrpc: '2.0', id: 'last', result: {} }, 'the gateway serves on, the session too')

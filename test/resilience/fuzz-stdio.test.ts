@@ -139,7 +139,7 @@ t.test('stdio lines', async (t) => {
   }
 
   let checked = 0
-  await fuzz(t, { name: 'stdio lines', arbitrary: caseArb, cases: 2000, batch: 10, run: async (batch) => {
+  await fuzz(t, { name: 'stdio lines', arbitrary: caseArb, cases: 2400, batch: 10, run: async (batch) => {
     await Promise.all(batch.map(one))
     for (; checked < out.length; checked++) checkResponse(out[checked]!, undefined, { line: checked })
   } })
