@@ -314,11 +314,15 @@ export class TaskService {
     if (signal.aborted) return Promise.reject(signal.reason)
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => settle(() => reject(new EdgeError('MCP_EDGE_CLIENT_TIMEOUT', 'The client did not answer within the task\'s TTL'))), task.ttlMs)
+      // A cancellation must not leave the question waiting out the TTL (and the worker beating for it).
+      const onAbort = (): void => settle(() => reject(signal.reason))
       const settle = (then: () => void): void => {
         clearTimeout(timer)
+        signal.removeEventListener('abort', onAbort)
         running.waiters.delete(key)
         then()
       }
+      signal.addEventListener('abort', onAbort, { once: true })
       // Waiting before the question is stored: an answer that comes at once finds the waiter.
       running.waiters.set(key, { resolve: (value) => settle(() => resolve(value)), reject: (error) => settle(() => reject(error)) })
       this.#change(task.id, (r) => {
