@@ -4,11 +4,12 @@
  * tools/list, created, polled and collected; listed for its session only; cancelled; and a result
  * over `tasks.max_result_bytes` fails the task with a clear error instead of being kept.
  */
-import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
 import { DEFAULT_CONFIG_FILE, loadConfig } from '../../gateway/config/load.ts'
 import { startGateway, type Gateway } from '../../gateway/server/server.ts'
 import { connect } from '../e2e/harness.ts'
+import { eventually } from '../fixtures/waiting.ts'
 
 interface Test { teardown(fn: () => unknown): void }
 
@@ -28,7 +29,10 @@ const audit = { name: 'audit', arguments: { environment: 'staging' } }
 
 t.test('audit runs as a task: announced, created, polled and collected with the SDK', async (t) => {
   const gateway = await start(t, 20)
-  const client = await connect(t, gateway.example)
+  const statuses: string[] = []
+  const client = await connect(t, gateway.example, {}, (client) => {
+    client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => void statuses.push(notification.params.status))
+  })
   t.match(client.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } }, 'the route declares core tasks')
   const { tools } = await client.listTools()
   t.match(tools.find((tool) => tool.name === 'audit'), { execution: { taskSupport: 'optional' } })
@@ -48,6 +52,8 @@ t.test('audit runs as a task: announced, created, polled and collected with the 
   t.equal(kinds.at(-1), 'result')
   t.match(result, { structuredContent: { environment: 'staging', audited: 4 }, _meta: { 'io.modelcontextprotocol/related-task': { taskId } } })
 
+  await eventually(() => statuses.includes('completed'))
+  t.ok(statuses.includes('completed'), 'notifications/tasks/status reached the session\'s stream')
   const task = await client.experimental.tasks.getTask(taskId)
   t.match(task, { taskId, status: 'completed', ttl: 60_000 })
   const { tasks } = await client.experimental.tasks.listTasks()
