@@ -119,6 +119,16 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-tasks-route',
+    label: 'mcp-edge tools/call, 1 session, tasks enabled (the tool is no task)',
+    group: 'mcp-edge',
+    // edge-session on a route that offers tasks: what a plain call pays for them (one property read).
+    server: { kind: 'edge', route: { tasks: { enabled: true } } },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-jwt',
     label: 'mcp-edge tools/call, 1 session, JWT auth (RS256, scope check)',
     group: 'mcp-edge',
