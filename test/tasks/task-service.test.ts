@@ -12,7 +12,7 @@ import { MemoryStore } from '../../gateway/store/memory.ts'
 import type { SessionRecord } from '../../gateway/store/store.ts'
 import type { TaskRecord } from '../../gateway/tasks/task-record.ts'
 import { TaskService } from '../../gateway/tasks/task-service.ts'
-import type { JsonObject } from '../../gateway/wire/mcp-types.ts'
+import type { ElicitResult, JsonObject } from '../../gateway/wire/mcp-types.ts'
 import { fakeContext } from '../registry/fake-context.ts'
 
 const EXTENSION = { 'io.modelcontextprotocol/tasks': {} }
@@ -138,4 +138,22 @@ t.test('a completion racing a cancellation settles to one terminal status', asyn
     t.equal(later.status, end.status, `round ${n}: ${end.status}, and it stays so`)
     t.ok(end.status === 'cancelled' ? end.result === undefined : end.result !== undefined, 'a result only when completed')
   }
+})
+
+t.test('2025-11-25: a question goes to the session\'s stream, the task showing input_required meanwhile', async (t) => {
+  const { tasks } = service(t)
+  let answer: (value: ElicitResult) => void = () => undefined
+  const ctx = fakeContext()
+  const asking = { ...ctx, session: { ...ctx.session, elicit: () => new Promise<ElicitResult>((resolve) => (answer = resolve)) } }
+  const entry = tool(async (_args, ctx) => {
+    const reply = await ctx.elicit('Name?', { type: 'object', properties: { name: { type: 'string' } } })
+    return `Hello, ${String(reply.content?.name)}`
+  })
+  const record = session('s9')
+  const made = (await tasks.callTool(entry, { name: 'work', task: {} }, record, asking)) as { task: { taskId: string } }
+  const taskId = made.task.taskId
+  await sleep(30)
+  t.equal((await tasks.get(taskId, record, caller())).status, 'input_required', 'waiting for the answer')
+  answer({ action: 'accept', content: { name: 'Ada' } })
+  t.match(await settled(tasks, taskId, record), { status: 'completed', result: { content: [{ text: 'Hello, Ada' }] } })
 })
