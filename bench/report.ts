@@ -9,6 +9,7 @@ import { renderChart } from './chart.ts'
 import type { Costs, RedisCost } from './costs.ts'
 import type { Fanout } from './fanout.ts'
 import type { ProfileSummary } from './profile.ts'
+import type { Soak } from './soak.ts'
 import { FASTIFY } from './scenarios.ts'
 import { ROOT } from './servers.ts'
 
@@ -57,6 +58,8 @@ export interface BenchResults {
   redisCost: RedisCost | { skipped: string }
   targets: Target[]
   profile?: ProfileSummary
+  /** `--soak <seconds>`: memory slopes under mixed traffic. */
+  soak?: Soak
 }
 
 const fmt = (n: number | undefined, digits = 2): string => (n === undefined ? '–' : n.toFixed(digits))
@@ -189,8 +192,30 @@ export function evaluateTargets(results: BenchResults): Target[] {
       pass: isSkipped(fanout) ? undefined : fanout.medianMs <= 250,
     },
   )
+  // "~0": a leak of 100 bytes per request at this machine's few hundred requests a second would be
+  // over 1 MiB a minute; these bounds leave room for the allocator's and V8's slow settling.
+  const { soak } = results
+  const perMin = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KiB/min`
+  targets.push(
+    {
+      what: 'soak: heap slope after forced GCs (npm run bench -- --soak 600)',
+      target: `~0 (≤ ${perMin(SOAK_HEAP_SLOPE)})`,
+      measured: soak === undefined ? 'not measured' : `${perMin(soak.heapSlopeBPerMin)} over ${soak.seconds} s`,
+      pass: soak === undefined ? undefined : soak.heapSlopeBPerMin <= SOAK_HEAP_SLOPE && soak.errors === 0,
+    },
+    {
+      what: 'soak: RSS slope',
+      target: `~0 (≤ ${perMin(SOAK_RSS_SLOPE)})`,
+      measured: soak === undefined ? 'not measured' : `${perMin(soak.rssSlopeBPerMin)} over ${soak.seconds} s`,
+      pass: soak === undefined ? undefined : soak.rssSlopeBPerMin <= SOAK_RSS_SLOPE && soak.errors === 0,
+    },
+  )
   return targets
 }
+
+/** Bounds of the soak's slopes, bytes per minute. */
+const SOAK_HEAP_SLOPE = 64 * 1024
+const SOAK_RSS_SLOPE = 512 * 1024
 
 /** A load generator above this share of its core may be what limits the run. */
 const LOAD_SATURATED_PCT = 85

@@ -14,7 +14,7 @@
  * picks another scenario, a baseline included), BENCH_DEBUG=1 (servers' output on stderr).
  */
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import path from 'node:path'
 import { measureCosts, measureRedisCost } from './costs.ts'
@@ -29,8 +29,12 @@ import { SCENARIOS, SDK, storeTypes, withService, type Scenario } from './scenar
 import { ROOT, startServer, type RunningServer, type StartOptions } from './servers.ts'
 import { runWrk, wrkMissing, type WrkLoad, type WrkResult } from './wrk.ts'
 import { runWsLoad } from './ws-load.ts'
+import { formatSoak, runSoak } from './soak.ts'
 
-const args = new Set(process.argv.slice(2))
+const argv = process.argv.slice(2)
+const args = new Set(argv)
+/** `--soak <seconds>`: only the soak (soak.ts), for that long. */
+const soakSeconds = args.has('--soak') ? Number(argv[argv.indexOf('--soak') + 1] ?? 600) : undefined
 const quick = process.env.BENCH_QUICK === '1' || args.has('--quick')
 const durationS = Number(process.env.BENCH_DURATION ?? (quick ? 3 : 10))
 const warmupS = quick ? 1 : 3
@@ -207,7 +211,40 @@ function wrkVersion(): string {
   }
 }
 
+/** `--soak <seconds>`: mixed traffic against one gateway, its memory slopes checked against the targets. */
+async function soakOnly(seconds: number): Promise<number> {
+  if (!Number.isFinite(seconds) || seconds < 30) {
+    log('npm run bench -- --soak <seconds>: at least 30 seconds')
+    return 1
+  }
+  pinSelfToLoadCore()
+  const load = loadavg().map((n) => n.toFixed(2)).join(' ')
+  log(`mcp-edge soak: ${seconds} s; ${describeCpus()}; load average ${load}`)
+  if (loadavg()[0]! > cpus().length * 0.25) log('warning: the machine is busy; the traffic will be lighter, the slopes noisier')
+  const soak = await runSoak(seconds, log)
+  const skipped = { skipped: 'not run (--soak)' }
+  const results: BenchResults = {
+    generatedAt: new Date().toISOString(),
+    environment: { node: process.versions.node, cpu: cpus()[0]?.model ?? 'unknown CPU', cpus: describeCpus(), loadAverage: load, loadAverageAfter: loadavg().map((n) => n.toFixed(2)).join(' ') },
+    scenarios: [],
+    costs: skipped,
+    fanout: skipped,
+    redisCost: skipped,
+    targets: [],
+    soak,
+  }
+  results.targets = evaluateTargets(results).filter((target) => target.what.startsWith('soak'))
+  process.stdout.write(`\n${formatSoak(soak)}\n\ntargets:\n`)
+  for (const target of results.targets) process.stdout.write(`  ${target.pass === true ? 'ok' : 'FAIL'}  ${target.what}: ${target.measured} (target ${target.target})\n`)
+  const file = path.join(ROOT, 'bench/results/soak.json')
+  mkdirSync(path.dirname(file), { recursive: true })
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
+  process.stdout.write(`\nwrote ${path.relative(ROOT, file)}\n`)
+  return results.targets.every((target) => target.pass === true) ? 0 : 1
+}
+
 async function main(): Promise<number> {
+  if (soakSeconds !== undefined) return soakOnly(soakSeconds)
   const missing = wrkMissing()
   if (missing !== undefined) {
     log(`npm run bench: ${missing}`)
