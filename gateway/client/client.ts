@@ -30,6 +30,7 @@ import type { Transport } from './transport.ts'
 import type {
   ClientEvents,
   ClientOptions,
+  ElicitationAnswer,
   ElicitParams,
   InitializeOptions,
   InitializeResult,
@@ -37,6 +38,7 @@ import type {
   PromptDescriptor,
   ResourceDescriptor,
   ResourceTemplateDescriptor,
+  SamplingAnswer,
   ToolDescriptor,
 } from './types.ts'
 
@@ -53,11 +55,14 @@ export class McpClient {
   #roots: Root[] | undefined
   #events: ClientEvents = {}
   readonly #subscriptions = new Map<string, (uri: string) => void>()
+  /** Lists kept until their list_changed (`cacheLists`), by method. */
+  readonly #lists: Map<string, unknown[]> | undefined
 
   constructor(transport: Transport, options: ClientOptions = {}) {
     this.transport = transport
     this.#clientInfo = options.clientInfo ?? DEFAULT_CLIENT_INFO
     this.#protocol = new Protocol(transport, options.timeoutMs ?? 60_000)
+    if (options.cacheLists === true) this.#lists = new Map()
     this.#protocol.onerror = (error) => this.#events.error?.(error)
     this.#protocol.onclose = () => this.#events.close?.()
   }
@@ -229,9 +234,19 @@ export class McpClient {
     await this.#request('ping', undefined, options)
   }
 
+  /**
+   * Waits for what the client runs on its own: its answers to the server's requests (sampling,
+   * elicitation, roots callbacks) and event handlers that return a promise. `true` once all settled,
+   * `false` when `timeoutMs` passed first (0 or none: no timeout).
+   */
+  waitBackgroundTasks(timeoutMs?: number): Promise<boolean> {
+    return this.#protocol.settled(timeoutMs)
+  }
+
   /** Ends the session and the connection; pending requests reject with TransportError. */
   close(): Promise<void> {
     this.#subscriptions.clear()
+    this.#lists?.clear()
     return this.#protocol.close()
   }
 
@@ -241,6 +256,23 @@ export class McpClient {
   }
 
   async #list<T>(method: string, key: string, options: RequestOptions | undefined): Promise<T[]> {
+    const cache = this.#cacheFor(method)
+    const cached = cache?.get(method)
+    if (cached !== undefined) return [...cached] as T[]
+    const items = await this.#fetchList<T>(method, key, options)
+    cache?.set(method, items)
+    return [...items]
+  }
+
+  /** The list cache when `method`'s list may be kept: caching is on and the server announces its changes. */
+  #cacheFor(method: string): Map<string, unknown[]> | undefined {
+    if (this.#lists === undefined) return undefined
+    const capabilities = this.#server?.capabilities as Record<string, { listChanged?: boolean } | undefined> | undefined
+    const capability = method.startsWith('resources/') ? 'resources' : method.slice(0, method.indexOf('/'))
+    return capabilities?.[capability]?.listChanged === true ? this.#lists : undefined
+  }
+
+  async #fetchList<T>(method: string, key: string, options: RequestOptions | undefined): Promise<T[]> {
     const items: T[] = []
     const seen = new Set<string>()
     let cursor: string | undefined
@@ -284,8 +316,9 @@ export class McpClient {
     })
     const { sampling, elicitation } = options
     if (sampling !== undefined) {
+      const model = options.samplingModel ?? this.#clientInfo.name
       protocol.setRequestHandler('sampling/createMessage', async (params, extra) =>
-        (await sampling(params as never, extra)) as unknown as JsonObject)
+        samplingResult(await sampling(params as never, extra), model))
     }
     if (elicitation !== undefined) {
       const modes = new Set(options.elicitationModes ?? ['form'])
@@ -293,12 +326,22 @@ export class McpClient {
         const request = params as unknown as ElicitParams
         const mode = request.mode ?? 'form'
         if (!modes.has(mode)) throw new McpError(RpcCode.InvalidParams, `This client does not support ${mode} elicitation`)
-        return (await elicitation(request, extra)) as unknown as JsonObject
+        return elicitResult(await elicitation(request, extra))
       })
     }
-    protocol.setNotificationHandler('notifications/tools/list_changed', () => events().toolsListChanged?.())
-    protocol.setNotificationHandler('notifications/prompts/list_changed', () => events().promptsListChanged?.())
-    protocol.setNotificationHandler('notifications/resources/list_changed', () => events().resourcesListChanged?.())
+    protocol.setNotificationHandler('notifications/tools/list_changed', () => {
+      this.#lists?.delete('tools/list')
+      return events().toolsListChanged?.()
+    })
+    protocol.setNotificationHandler('notifications/prompts/list_changed', () => {
+      this.#lists?.delete('prompts/list')
+      return events().promptsListChanged?.()
+    })
+    protocol.setNotificationHandler('notifications/resources/list_changed', () => {
+      this.#lists?.delete('resources/list')
+      this.#lists?.delete('resources/templates/list')
+      return events().resourcesListChanged?.()
+    })
     protocol.setNotificationHandler('notifications/message', (params) => events().log?.(params as unknown as LogMessage))
     protocol.setNotificationHandler('notifications/elicitation/complete', (params) => events().elicitationComplete?.(String(params.elicitationId)))
     protocol.setNotificationHandler('notifications/resources/updated', (params) => {
@@ -306,4 +349,19 @@ export class McpClient {
       this.#subscriptions.get(uri)?.(uri)
     })
   }
+}
+
+/** A sampling callback's answer as a full result: a string is the assistant's text; role and model filled in. */
+function samplingResult(answer: SamplingAnswer, model: string): JsonObject {
+  if (typeof answer === 'string') return { role: 'assistant', model, content: { type: 'text', text: answer }, stopReason: 'endTurn' }
+  return { ...answer, role: answer.role ?? 'assistant', model: answer.model ?? model } as unknown as JsonObject
+}
+
+/** An elicitation callback's answer as a full result (see `ElicitationAnswer`). */
+function elicitResult(answer: ElicitationAnswer): JsonObject {
+  if (answer === undefined || answer === null) return { action: 'cancel' }
+  if (answer === true) return { action: 'accept' }
+  if (answer === false) return { action: 'decline' }
+  if (typeof (answer as { action?: unknown }).action === 'string') return answer as unknown as JsonObject
+  return { action: 'accept', content: answer as JsonObject }
 }

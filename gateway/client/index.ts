@@ -12,6 +12,7 @@ export { StreamableHttpTransport, type StreamableHttpOptions } from './streamabl
 export { WebSocketTransport, type WebSocketOptions } from './websocket.ts'
 export { StdioTransport, type StdioOptions } from './stdio.ts'
 export type { Transport } from './transport.ts'
+export type { TlsOptions, ConnectionOptions } from './connection-options.ts'
 export { RpcError, TransportError, TimeoutError, CancelledError, ProtocolError, ClientErrorCode, type ClientErrorCodeName } from './errors.ts'
 export { SseParser, readSse, type SseEvent } from './sse-parser.ts'
 export type * from './types.ts'

@@ -18,7 +18,7 @@ import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError }
 import type { Transport } from './transport.ts'
 
 /**
- * Per-request options: `timeoutMs` (the client's default otherwise), `onProgress` (called on each
+ * Per-request options: `timeoutMs` (the client's default otherwise; 0: none), `onProgress` (called on each
  * progress notification; return `false` to cancel the request), `signal` (aborting cancels it).
  */
 export type RequestOptions = ClientRequestOptions & {
@@ -37,6 +37,11 @@ export interface IncomingRequestExtra {
   signal: AbortSignal
   /** The `context` of the client request whose stream carried this one, when the transport can tell. */
   related?: unknown
+  /**
+   * Reports progress on the server's request (`notifications/progress` with its `progressToken`);
+   * false, and nothing sent, when the server asked for none or the request was cancelled.
+   */
+  progress(progress: number, total?: number, message?: string): boolean
 }
 
 export type RequestHandler = (params: JsonObject, extra: IncomingRequestExtra) => JsonObject | Promise<JsonObject>
@@ -64,6 +69,8 @@ export class Protocol {
   readonly #incoming = new Map<RequestId, AbortController>()
   readonly #requestHandlers = new Map<string, RequestHandler>()
   readonly #notificationHandlers = new Map<string, NotificationHandler>()
+  /** The server's requests being answered, and handlers' promises: what waitBackgroundTasks waits for. */
+  readonly #background = new Set<Promise<unknown>>()
 
   constructor(transport: Transport, defaultTimeoutMs: number) {
     this.transport = transport
@@ -106,7 +113,8 @@ export class Protocol {
         finish(new CancelledError(reason, { requestId: id }))
       }
       const onAbort = (): void => cancel(reasonOf(signal?.reason))
-      const timer = setTimeout(() => {
+      // 0 means no timeout, as in lua-resty-mcp.
+      const timer = timeoutMs === 0 ? undefined : setTimeout(() => {
         tellServer(`timed out after ${timeoutMs} ms`)
         finish(new TimeoutError(`${method} got no answer within ${timeoutMs} ms`, timeoutMs, { requestId: id }))
       }, timeoutMs)
@@ -174,7 +182,7 @@ export class Protocol {
       case 'notification':
         return this.#notification(incoming.message.method, incoming.message.params ?? {}, this.#related(relatedId))
       case 'request':
-        void this.#serve(incoming.message, this.#related(relatedId))
+        this.#track(this.#serve(incoming.message, this.#related(relatedId)))
     }
   }
 
@@ -191,9 +199,34 @@ export class Protocol {
     const handler = this.#notificationHandlers.get(method)
     if (handler === undefined) return
     try {
-      handler(params, related)
+      const returned: unknown = handler(params, related)
+      if (returned instanceof Promise) this.#track(returned.catch((error: unknown) => this.onerror?.(error as Error)))
     } catch (error) {
       this.onerror?.(error as Error)
+    }
+  }
+
+  #track(task: Promise<unknown>): void {
+    this.#background.add(task)
+    void task.finally(() => this.#background.delete(task))
+  }
+
+  /**
+   * Resolves `true` once the server's requests being answered and the handlers' promises have
+   * settled (those that start meanwhile too), `false` when `timeoutMs` passed first.
+   */
+  async settled(timeoutMs?: number): Promise<boolean> {
+    const all = (async () => {
+      while (this.#background.size > 0) await Promise.allSettled([...this.#background])
+      return true
+    })()
+    if (timeoutMs === undefined || timeoutMs === 0) return all
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
+    try {
+      return await Promise.race([all, late])
+    } finally {
+      clearTimeout(timer)
     }
   }
 
@@ -216,8 +249,17 @@ export class Protocol {
     if (handler === undefined) return this.#answer(errorMessage(id, RpcCode.MethodNotFound, `Method not found: ${method}`))
     const controller = new AbortController()
     this.#incoming.set(id, controller)
+    const token = (request.params?._meta as JsonObject | undefined)?.progressToken
+    const progress = (value: number, total?: number, message?: string): boolean => {
+      if ((typeof token !== 'string' && typeof token !== 'number') || controller.signal.aborted || this.#closed) return false
+      const params: JsonObject = { progressToken: token, progress: value }
+      if (total !== undefined) params.total = total
+      if (message !== undefined) params.message = message
+      this.transport.send({ jsonrpc: '2.0', method: 'notifications/progress', params }).catch((error: unknown) => this.onerror?.(error as Error))
+      return true
+    }
     try {
-      const result = await handler(request.params ?? {}, { requestId: id, signal: controller.signal, related })
+      const result = await handler(request.params ?? {}, { requestId: id, signal: controller.signal, related, progress })
       if (!controller.signal.aborted) this.#answer(resultMessage(id, result))
     } catch (error) {
       if (controller.signal.aborted) return

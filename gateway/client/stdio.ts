@@ -14,6 +14,10 @@ import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import type { Transport } from './transport.ts'
 
 export interface StdioOptions {
+  /**
+   * The program, or without `args` a whole command line (`'npx mcp-edge stdio --route /mcp'`), split
+   * on spaces with '…' and "…" quoting and \ escapes, no shell involved.
+   */
   command: string
   args?: string[]
   /** Variables added to the inherited environment (the whole environment when `inheritEnv` is false). */
@@ -23,11 +27,11 @@ export interface StdioOptions {
   cwd?: string
   /** The server's stderr: passed through to ours (`inherit`, the default), dropped, or readable as `transport.stderr` (`pipe`). */
   stderr?: 'inherit' | 'ignore' | 'pipe'
-  /** Milliseconds for stdin to take one message; default 10 000. */
+  /** Milliseconds for stdin to take one message; default 10 000 (0: no timeout). */
   writeTimeoutMs?: number
-  /** Milliseconds the server may stay silent while a request awaits its answer; none by default (requests have their own timeout). */
+  /** Milliseconds the server may stay silent while a request awaits its answer; none by default or with 0 (requests have their own timeout). */
   readTimeoutMs?: number
-  /** Milliseconds close() waits for the process to exit after closing stdin, and again after SIGTERM; default 2000. */
+  /** Milliseconds close() waits for the process to exit after closing stdin, and again after SIGTERM; default 2000 (0: wait for the exit). */
   exitTimeoutMs?: number
 }
 
@@ -62,7 +66,20 @@ export class StdioTransport implements Transport {
 
   start(): Promise<void> {
     if (this.#child !== undefined) return Promise.reject(new TransportError('The transport was already started'))
-    const { command, args = [], cwd, inheritEnv = true, stderr = 'inherit' } = this.#options
+    const { cwd, inheritEnv = true, stderr = 'inherit' } = this.#options
+    let command = this.#options.command
+    let args = this.#options.args ?? []
+    if (this.#options.args === undefined) {
+      let words: string[]
+      try {
+        words = splitCommand(command)
+      } catch (error) {
+        return Promise.reject(error as Error)
+      }
+      if (words.length === 0) return Promise.reject(new TransportError('StdioTransport: the command is empty'))
+      command = words[0]!
+      args = words.slice(1)
+    }
     const env = { ...(inheritEnv ? process.env : {}), ...this.#options.env }
     const child = spawn(command, args, { cwd, env, stdio: ['pipe', 'pipe', stderr], windowsHide: true })
     this.#child = child
@@ -92,7 +109,7 @@ export class StdioTransport implements Transport {
     if ('method' in message && message.method === 'notifications/cancelled') this.#answered(message.params?.requestId as RequestId)
     const timeoutMs = this.#options.writeTimeoutMs ?? 10_000
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new TimeoutError(`The server did not read its stdin within ${timeoutMs} ms`, timeoutMs, { requestId })), timeoutMs)
+      const timer = timeoutMs === 0 ? undefined : setTimeout(() => reject(new TimeoutError(`The server did not read its stdin within ${timeoutMs} ms`, timeoutMs, { requestId })), timeoutMs)
       stdin.write(JSON.stringify(message) + '\n', (error) => {
         clearTimeout(timer)
         if (error) reject(new TransportError(`Writing to the server failed: ${error.message}`, { requestId, cause: error }))
@@ -110,7 +127,7 @@ export class StdioTransport implements Transport {
     const timeoutMs = this.#options.exitTimeoutMs ?? 2000
     const exitedWithin = (ms: number): Promise<boolean> =>
       new Promise((resolve) => {
-        const timer = setTimeout(() => resolve(false), ms)
+        const timer = ms === 0 ? undefined : setTimeout(() => resolve(false), ms)
         void this.#exited.then(() => {
           clearTimeout(timer)
           resolve(true)
@@ -167,7 +184,7 @@ export class StdioTransport implements Transport {
   #restartReadTimer(): void {
     const timeoutMs = this.#options.readTimeoutMs
     this.#stopReadTimer()
-    if (timeoutMs === undefined || this.#awaiting.size === 0) return
+    if (timeoutMs === undefined || timeoutMs === 0 || this.#awaiting.size === 0) return
     this.#readTimer = setTimeout(() => {
       this.#readTimer = undefined
       const waiting = [...this.#awaiting]
@@ -182,4 +199,40 @@ export class StdioTransport implements Transport {
     clearTimeout(this.#readTimer)
     this.#readTimer = undefined
   }
+}
+
+/**
+ * Splits a command line into words the way a shell would for plain words: spaces separate, '…'
+ * keeps everything literally, "…" and a backslash outside quotes escape one character. No variables,
+ * globs or operators: the words go to spawn() as they are.
+ */
+export function splitCommand(line: string): string[] {
+  const words: string[] = []
+  let word = ''
+  let started = false
+  let quote: "'" | '"' | undefined
+  for (let i = 0; i < line.length; i++) {
+    const char = line[i]!
+    if (quote !== undefined) {
+      if (char === quote) quote = undefined
+      else if (char === '\\' && quote === '"' && i + 1 < line.length) word += line[++i]
+      else word += char
+    } else if (char === "'" || char === '"') {
+      quote = char
+      started = true
+    } else if (char === '\\' && i + 1 < line.length) {
+      word += line[++i]
+      started = true
+    } else if (char === ' ' || char === '\t' || char === '\n') {
+      if (started) words.push(word)
+      word = ''
+      started = false
+    } else {
+      word += char
+      started = true
+    }
+  }
+  if (quote !== undefined) throw new TransportError(`StdioTransport: unclosed ${quote} in the command`)
+  if (started) words.push(word)
+  return words
 }

@@ -12,8 +12,10 @@
  * The `mcp-session-id` from the initialize response and the negotiated `mcp-protocol-version` go on
  * every later request. A request's stream is dropped when the client cancels that request.
  */
+import type { Agent } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
+import { agentFetch, connectionAgent, type TlsOptions } from './connection-options.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import { readSse } from './sse-parser.ts'
 import type { Transport } from './transport.ts'
@@ -38,6 +40,10 @@ export interface StreamableHttpOptions {
   maxReconnects?: number
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch
+  /** TLS settings for an `https:` URL (ca, cert, key, rejectUnauthorized). */
+  tls?: TlsOptions
+  /** An HTTP proxy (`http://[user:pass@]host:port`), reached with CONNECT; Node's fetch ignores `https_proxy`. */
+  proxy?: string | URL
   /**
    * close() ends the server's session with DELETE; default true. False when other processes continue
    * the session (a gateway's upstream session is shared data), so only the connection is closed.
@@ -67,6 +73,8 @@ export class StreamableHttpTransport implements Transport {
   readonly #url: URL
   readonly #options: StreamableHttpOptions
   readonly #fetch: typeof fetch
+  /** The Agent behind `#fetch` when TLS or proxy options were given. */
+  readonly #agent: Agent | undefined
   #sessionId: string | undefined
   #protocolVersion: string | undefined
   #closed = false
@@ -78,7 +86,8 @@ export class StreamableHttpTransport implements Transport {
   constructor(options: StreamableHttpOptions) {
     this.#options = options
     this.#url = new URL(options.url)
-    this.#fetch = options.fetch ?? fetch
+    this.#agent = options.fetch === undefined ? connectionAgent(this.#url, options) : undefined
+    this.#fetch = options.fetch ?? (this.#agent === undefined ? fetch : agentFetch(this.#agent))
   }
 
   get sessionId(): string | undefined {
@@ -156,11 +165,13 @@ export class StreamableHttpTransport implements Transport {
     for (const controller of this.#live) controller.abort()
     this.#live.clear()
     this.#requests.clear()
+    this.#agent?.destroy()
     this.onclose?.()
   }
 
-  get #timeoutMs(): number {
-    return this.#options.timeoutMs ?? 30_000
+  get #timeoutMs(): number | undefined {
+    const timeoutMs = this.#options.timeoutMs ?? 30_000
+    return timeoutMs === 0 ? undefined : timeoutMs
   }
 
   #track(controller: AbortController): AbortController {

@@ -29,11 +29,24 @@ export type ElicitParams =
   | { mode?: 'form'; message: string; requestedSchema: ElicitationSchema; _meta?: JsonObject }
   | { mode: 'url'; message: string; url: string; elicitationId: string; _meta?: JsonObject }
 
+/**
+ * What a sampling callback may return: a full result; a string (the assistant's text); or a result
+ * without `role` (then `assistant`) or `model` (then `samplingModel`, by default the clientInfo name).
+ */
+export type SamplingAnswer = string | (Omit<CreateMessageResult, 'role' | 'model'> & Partial<Pick<CreateMessageResult, 'role' | 'model'>>)
+
 /** Answers the server's sampling requests; throw an McpError to answer with a JSON-RPC error. */
-export type SamplingCallback = (params: CreateMessageParams, extra: IncomingRequestExtra) => CreateMessageResult | Promise<CreateMessageResult>
+export type SamplingCallback = (params: CreateMessageParams, extra: IncomingRequestExtra) => SamplingAnswer | Promise<SamplingAnswer>
+
+/**
+ * What an elicitation callback may return: a full result (with `action`); the content alone (an
+ * object without `action`: accepted); `true` (accepted without content, a URL visited); `false`
+ * (declined); `undefined` or `null` (cancelled).
+ */
+export type ElicitationAnswer = ElicitResult | NonNullable<ElicitResult['content']> | boolean | undefined | null
 
 /** Answers the server's elicitation requests; throw an McpError to answer with a JSON-RPC error. */
-export type ElicitationCallback = (params: ElicitParams, extra: IncomingRequestExtra) => ElicitResult | Promise<ElicitResult>
+export type ElicitationCallback = (params: ElicitParams, extra: IncomingRequestExtra) => ElicitationAnswer | Promise<ElicitationAnswer>
 
 /** A `notifications/message` from the server. */
 export interface LogMessage { level: LogLevel; logger?: string; data: unknown }
@@ -56,8 +69,10 @@ export interface ClientEvents {
 export interface InitializeOptions {
   /** The roots to expose; declares the `roots` capability (with listChanged) and answers `roots/list`. */
   roots?: Root[]
-  /** Declares the `sampling` capability and answers `sampling/createMessage`. */
+  /** Declares the `sampling` capability and answers `sampling/createMessage`; `extra.progress` reports progress. */
   sampling?: SamplingCallback
+  /** The `model` a sampling answer without one is given; default the clientInfo name. */
+  samplingModel?: string
   /** Declares the `elicitation` capability and answers `elicitation/create`. */
   elicitation?: ElicitationCallback
   /** Elicitation modes the callback handles; default `['form']`. */
@@ -83,6 +98,12 @@ export interface InitializeResult {
 export interface ClientOptions {
   /** Sent as `clientInfo`; default `{ name: 'mcp-edge-client', version: <package version> }`. */
   clientInfo?: Implementation
-  /** Default timeout of every request, in milliseconds; default 60 000. */
+  /** Default timeout of every request, in milliseconds; default 60 000 (0: no timeout). */
   timeoutMs?: number
+  /**
+   * Keep what listTools, listPrompts, listResources and listResourceTemplates return until the
+   * server announces that list changed (`notifications/…/list_changed`); only for lists whose
+   * capability declares `listChanged`. Default false.
+   */
+  cacheLists?: boolean
 }

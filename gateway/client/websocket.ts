@@ -5,7 +5,9 @@
  * WebSocket, hence the `ws` package.
  */
 import WebSocket from 'ws'
+import type { Agent } from 'node:http'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
+import { connectionAgent, type TlsOptions } from './connection-options.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import type { Transport } from './transport.ts'
 
@@ -18,12 +20,16 @@ export interface WebSocketOptions {
   headers?: Record<string, string>
   /** Subprotocols offered; default `['mcp']`. The server must pick one of them. */
   protocols?: string[]
-  /** Milliseconds to wait for the handshake; default 10 000. */
+  /** Milliseconds to wait for the handshake; default 10 000 (0: no timeout). */
   connectTimeoutMs?: number
-  /** Milliseconds close() waits for the closing handshake before dropping the socket; default 2000. */
+  /** Milliseconds close() waits for the closing handshake before dropping the socket; default 2000 (0: no timeout). */
   closeTimeoutMs?: number
   /** Largest accepted message in bytes; the `ws` default (100 MiB) otherwise. */
   maxPayload?: number
+  /** TLS settings for a `wss:` URL (ca, cert, key, rejectUnauthorized). */
+  tls?: TlsOptions
+  /** An HTTP proxy (`http://[user:pass@]host:port`), reached with CONNECT. */
+  proxy?: string | URL
 }
 
 export class WebSocketTransport implements Transport {
@@ -33,6 +39,7 @@ export class WebSocketTransport implements Transport {
 
   readonly #options: WebSocketOptions
   #socket: WebSocket | undefined
+  #agent: Agent | undefined
   #closed = false
 
   constructor(options: WebSocketOptions) {
@@ -44,7 +51,9 @@ export class WebSocketTransport implements Transport {
     const { url, authorization, protocols = ['mcp'], connectTimeoutMs = 10_000 } = this.#options
     const headers: Record<string, string> = { ...this.#options.headers }
     if (authorization !== undefined) headers.authorization = authorization
-    const socket = new WebSocket(url, protocols, { headers, handshakeTimeout: connectTimeoutMs, maxPayload: this.#options.maxPayload })
+    const agent = connectionAgent(new URL(url), this.#options)
+    this.#agent = agent
+    const socket = new WebSocket(url, protocols, { headers, handshakeTimeout: connectTimeoutMs, maxPayload: this.#options.maxPayload, agent, ...this.#options.tls })
     this.#socket = socket
     return new Promise<void>((resolve, reject) => {
       let opened = false
@@ -66,6 +75,7 @@ export class WebSocketTransport implements Transport {
       socket.on('message', (data, isBinary) => this.#receive(data, isBinary))
       socket.once('close', () => {
         this.#closed = true
+        this.#agent?.destroy()
         if (opened) this.onclose?.()
       })
     })
@@ -88,7 +98,8 @@ export class WebSocketTransport implements Transport {
     }
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
     socket.close(1000)
-    const timer = setTimeout(() => socket.terminate(), this.#options.closeTimeoutMs ?? 2000)
+    const closeTimeoutMs = this.#options.closeTimeoutMs ?? 2000
+    const timer = closeTimeoutMs === 0 ? undefined : setTimeout(() => socket.terminate(), closeTimeoutMs)
     await closed
     clearTimeout(timer)
   }
