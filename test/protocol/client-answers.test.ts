@@ -60,7 +60,9 @@ const INVALID = (method: string) => new RegExp(`^invalid answer to ${method.repl
 t.test('sampling: a well-formed result reaches the handler, a malformed one is a typed error naming the problem', async (t) => {
   const [a] = await twoWorkers(t)
   const answers: unknown[] = []
-  const mcp = await client(t, a, { sampling: () => answers.shift() as never })
+  const mcp = await client(t, a, { sampling: () => 'declares the capability' })
+  // The raw handler: the built-in one fills in a missing role and model.
+  mcp.onRequest('sampling/createMessage', () => answers.shift() as JsonObject)
   answers.push({ role: 'assistant', model: 'm1', content: { type: 'text', text: 'hello' } })
   t.equal(await text(mcp, 'sample'), 'model m1: hello')
   const malformed: Array<[unknown, RegExp]> = [
@@ -81,7 +83,8 @@ t.test('sampling: a well-formed result reaches the handler, a malformed one is a
 t.test('elicitation: action and content are checked against the requestedSchema', async (t) => {
   const [a] = await twoWorkers(t)
   const answers: unknown[] = []
-  const mcp = await client(t, a, { elicitation: () => answers.shift() as never })
+  const mcp = await client(t, a, { elicitation: () => undefined })
+  mcp.onRequest('elicitation/create', () => answers.shift() as JsonObject)
   answers.push({ action: 'accept', content: { name: 'Ada', age: 36 } }, { action: 'decline' }, { action: 'cancel' })
   t.equal(await text(mcp, 'ask'), '{"action":"accept","content":{"name":"Ada","age":36}}')
   t.equal(await text(mcp, 'ask'), '{"action":"decline"}')
