@@ -27,8 +27,8 @@ export interface Soak {
   errors: number
   /** The first failure, when there were some. */
   sample?: string
-  /** Samples after the warm-up: seconds since the start, RSS and heap used after full GCs, in bytes. */
-  samples: Array<{ t: number; rss: number; heapUsed: number }>
+  /** Samples after the warm-up: seconds since the start, RSS, heap used and memory outside the heap (buffers) after full GCs, in bytes. */
+  samples: Array<{ t: number; rss: number; heapUsed: number; external: number }>
   /** Least-squares slopes over the samples, bytes per minute. */
   rssSlopeBPerMin: number
   heapSlopeBPerMin: number
@@ -133,8 +133,8 @@ export async function runSoak(seconds: number, log: (line: string) => void): Pro
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())))
         const memory = await server.measure()
         const t = (performance.now() - started) / 1000
-        log(`  ${t.toFixed(0).padStart(4)} s  rss ${(memory.rss / 2 ** 20).toFixed(1)} MiB  heap ${(memory.heapUsed / 2 ** 20).toFixed(1)} MiB  ${soak.calls + soak.progressCalls} calls, ${live.length} sessions, ${soak.errors} errors`)
-        if (t >= warmupS) soak.samples.push({ t, rss: memory.rss, heapUsed: memory.heapUsed })
+        log(`  ${t.toFixed(0).padStart(4)} s  rss ${(memory.rss / 2 ** 20).toFixed(1)} MiB  heap ${(memory.heapUsed / 2 ** 20).toFixed(1)} MiB  external ${(memory.external / 2 ** 20).toFixed(1)} MiB  ${soak.calls + soak.progressCalls} calls, ${live.length} sessions, ${soak.errors} errors`)
+        if (t >= warmupS) soak.samples.push({ t, rss: memory.rss, heapUsed: memory.heapUsed, external: memory.external })
       }
     })()
     await Promise.all([...clients, sampler])
