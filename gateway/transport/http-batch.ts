@@ -93,9 +93,13 @@ async function serveItem(http: HttpRoute, request: FastifyRequest, record: Sessi
         resolve()
       })
       const running = serveSession(http.endpoint, record, incoming, () => sink, caller, request.headers)
+      // A notification's failure has no one to answer (as when POSTed alone); the others' answers still go.
       if (!isRequest) {
         if (running === undefined) resolve()
-        else running.then(() => resolve(), reject)
+        else running.then(() => resolve(), (error: unknown) => {
+          http.endpoint.logger.warn({ err: error, sessionId: record.id }, 'a batched notification failed')
+          resolve()
+        })
       } else if (running !== undefined) running.catch(reject)
     })
   } finally {
