@@ -11,7 +11,10 @@ import { ParkingLot, type RoundSink } from '../../gateway/upstream/cross-era-par
 import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
 
 const sink: RoundSink = { progress: () => undefined, log: () => undefined }
-const times = { roundMs: 2000, parkMs: 300 }
+// Long enough that a loaded machine never expires a park between two steps of a test.
+const times = { roundMs: 30_000, parkMs: 30_000 }
+/** For the test of the park deadline itself. */
+const short = { roundMs: 30_000, parkMs: 300 }
 const form = { message: 'Name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } }, _meta: { x: 1 } }
 const sample = { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 }
 
@@ -58,15 +61,15 @@ t.test('an undeclared capability is refused to the upstream; known answers skip 
 
 t.test('a client that never retries: the call is cancelled after parkMs; max bounds the lot', async (t) => {
   const lot = new ParkingLot(1)
-  const call = lot.open(undefined, { elicitation: {} }, times, {})!
-  t.equal(lot.open(undefined, {}, times, {}), undefined, 'max 1')
+  const call = lot.open(undefined, { elicitation: {} }, short, {})!
+  t.equal(lot.open(undefined, {}, short, {}), undefined, 'max 1')
   let upstreamSignal: AbortSignal | undefined
   const run = () => {
     upstreamSignal = call.signal
     return call.ask('elicitation/create', form, new AbortController().signal)
   }
   t.match(await call.start(run, sink, undefined), { kind: 'input' })
-  await sleep(times.parkMs + 100)
+  await sleep(short.parkMs + 100)
   t.ok(upstreamSignal?.aborted, 'the upstream call was cancelled')
   t.equal(lot.size, 0, 'the lot is free again')
   t.equal(lot.resume(call.id, 1, undefined, {}, sink, undefined), 'gone', 'a late retry replays (not refused)')
