@@ -8,7 +8,7 @@ import { MemoryBus } from './memory.ts'
 import { RecordCache, type LoadedRecord } from './record-cache.ts'
 import { isStoreMessage, reviveRecord, type IpcPeer, type StoreOp } from './cluster-protocol.ts'
 import { PendingCalls } from './pending-calls.ts'
-import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
+import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { StoreUnavailableError } from './store.ts'
 import type { TaskEntry, TaskTable } from './task-table.ts'
 
@@ -96,6 +96,14 @@ export class ClusterStore implements SessionStore {
 
   async replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined> {
     return ((await this.#call('replay', [sessionId, afterId])) ?? undefined) as { stream: string; events: StoredEvent[] } | undefined
+  }
+
+  async readDoc(owner: DocOwner): Promise<StoredDoc | undefined> {
+    return ((await this.#call('readDoc', [owner])) ?? undefined) as StoredDoc | undefined
+  }
+
+  async writeDoc(owner: DocOwner, expected: number, value: string): Promise<DocWrite> {
+    return (await this.#call('writeDoc', [owner, expected, value])) as DocWrite
   }
 
   async ready(): Promise<boolean> {

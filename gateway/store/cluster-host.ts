@@ -10,7 +10,7 @@
  */
 import type { MemoryStore } from './memory.ts'
 import { isStoreMessage, type CallMessage, type IpcPeer, type StoreMessage } from './cluster-protocol.ts'
-import type { BusMessage, SessionChange, SessionRecord } from './store.ts'
+import type { BusMessage, DocOwner, SessionChange, SessionRecord } from './store.ts'
 
 export class ClusterStoreHost {
   readonly #store: MemoryStore
@@ -97,6 +97,10 @@ export class ClusterStoreHost {
         return store.tasks.listNow(id, args[1] as number)
       case 'taskCount':
         return store.tasks.countNow(id)
+      case 'readDoc':
+        return store.readDoc(args[0] as DocOwner)
+      case 'writeDoc':
+        return store.writeDoc(args[0] as DocOwner, args[1] as number, args[2] as string)
     }
   }
 

@@ -20,7 +20,7 @@ export interface IpcPeer {
   off(event: 'disconnect', listener: () => void): unknown
 }
 
-export type StoreOp = 'create' | 'get' | 'update' | 'touch' | 'delete' | 'count' | 'sessionIds' | 'append' | 'replay' | 'publish' | 'ready' | 'taskRead' | 'taskWrite' | 'taskList' | 'taskCount'
+export type StoreOp = 'create' | 'get' | 'update' | 'touch' | 'delete' | 'count' | 'sessionIds' | 'append' | 'replay' | 'publish' | 'ready' | 'taskRead' | 'taskWrite' | 'taskList' | 'taskCount' | 'readDoc' | 'writeDoc'
 
 export interface CallMessage { mcpEdgeStore: 1; call: number; op: StoreOp; args: unknown[] }
 export interface ReplyMessage { mcpEdgeStore: 1; reply: number; value?: unknown; error?: string }
@@ -63,5 +63,6 @@ export function reviveRecord(raw: SessionRecord): SessionRecord {
     hidden: raw.hidden ?? [],
   }
   if (raw.upstreams !== undefined) record.upstreams = raw.upstreams
+  if (raw.catalogue !== undefined) record.catalogue = raw.catalogue
   return record
 }

@@ -3,7 +3,7 @@
  * The default for `workers: 1`. Records are held and returned as they are (no copies), so the hot
  * path's `get` costs a Map lookup.
  */
-import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
+import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionDocName, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { applyChange } from './session-change.ts'
 import { eventId, parseEventId } from './store.ts'
 import { MemoryTaskTable } from './task-table-memory.ts'
@@ -14,6 +14,8 @@ interface Entry {
   lastSeen: number
   nextSeq: number
   events: LoggedEvent[]
+  /** The session's documents (catalogue, state); made on the first write. */
+  docs?: Map<SessionDocName, StoredDoc>
 }
 
 interface LoggedEvent extends StoredEvent {
@@ -58,6 +60,8 @@ export class MemoryStore implements SessionStore {
   readonly tasks = new MemoryTaskTable()
   readonly #sessions = new Map<string, Entry>()
   readonly #byRoute = new Map<string, Set<string>>()
+  /** Route documents, by route location (one name so far: the catalogue). */
+  readonly #routeDocs = new Map<string, StoredDoc>()
   /** Per route, a time before which no session of it can have expired (see count). */
   readonly #earliestExpiry = new Map<string, number>()
   readonly #eventCapacity: number
@@ -163,6 +167,27 @@ export class MemoryStore implements SessionStore {
     return known ? { stream: after.stream, events } : undefined
   }
 
+  async readDoc(owner: DocOwner): Promise<StoredDoc | undefined> {
+    if ('route' in owner) return this.#routeDocs.get(owner.route)
+    return this.#live(owner.session)?.docs?.get(owner.name)
+  }
+
+  async writeDoc(owner: DocOwner, expected: number, value: string): Promise<DocWrite> {
+    if ('route' in owner) {
+      const version = this.#routeDocs.get(owner.route)?.version ?? 0
+      if (version !== expected) return 'conflict'
+      this.#routeDocs.set(owner.route, { version: version + 1, value })
+      return { version: version + 1 }
+    }
+    const entry = this.#live(owner.session)
+    if (entry === undefined) return 'gone'
+    const docs = (entry.docs ??= new Map())
+    const version = docs.get(owner.name)?.version ?? 0
+    if (version !== expected) return 'conflict'
+    docs.set(owner.name, { version: version + 1, value })
+    return { version: version + 1 }
+  }
+
   /** The session's idle TTL and the milliseconds left before it expires unless touched (the cluster primary tells workers, for their caches). */
   lifetime(id: string): { idleTtlMs: number; expiresInMs: number } | undefined {
     const entry = this.#live(id)
@@ -178,6 +203,7 @@ export class MemoryStore implements SessionStore {
     this.tasks.close()
     this.#sessions.clear()
     this.#byRoute.clear()
+    this.#routeDocs.clear()
     this.#earliestExpiry.clear()
   }
 

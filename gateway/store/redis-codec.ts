@@ -7,13 +7,15 @@
  *   [protocolVersion,clientInfo|null,clientCapabilities,principal|null,createdAt]
  *
  * The ninth item, present only on a proxy route's sessions that opened an upstream session, maps
- * upstream names to their session as a JSON string, which the scripts carry without reading.
+ * upstream names to their session as a JSON string, which the scripts carry without reading. The
+ * tenth, present once the session has its own catalogue, is that document's version (the ninth is
+ * then at least `{}`).
  */
 import type { LogLevel } from '../wire/mcp-types.ts'
 import type { SessionChange, SessionRecord, StoredEvent, UpstreamSession } from './store.ts'
 import { eventId } from './store.ts'
 
-type Mutable = [number, number, number, string, 0 | 1, LogLevel | null, string[] | object, string[] | object, Record<string, string>?]
+type Mutable = [number, number, number, string, 0 | 1, LogLevel | null, string[] | object, string[] | object, Record<string, string>?, number?]
 type Fixed = [string, SessionRecord['clientInfo'] | null, SessionRecord['clientCapabilities'], string | null, number]
 
 /** The string `create` stores for a new record. */
@@ -29,7 +31,7 @@ export function encodeRecord(record: SessionRecord, idleTtlMs: number): string {
 /** The record, its version and idle TTL from the stored string. */
 export function decodeRecord(id: string, raw: string): { record: SessionRecord; version: number; idleTtlMs: number } {
   const newline = raw.indexOf('\n')
-  const [version, , idleTtlMs, route, initialized, logLevel, subscriptions, hidden, upstreams] = JSON.parse(raw.slice(0, newline)) as Mutable
+  const [version, , idleTtlMs, route, initialized, logLevel, subscriptions, hidden, upstreams, catalogue] = JSON.parse(raw.slice(0, newline)) as Mutable
   const [protocolVersion, clientInfo, clientCapabilities, principal, createdAt] = JSON.parse(raw.slice(newline + 1)) as Fixed
   const record: SessionRecord = {
       id,
@@ -48,6 +50,7 @@ export function decodeRecord(id: string, raw: string): { record: SessionRecord; 
   if (upstreams !== undefined && Object.keys(upstreams).length > 0) {
     record.upstreams = Object.fromEntries(Object.entries(upstreams).map(([name, json]) => [name, JSON.parse(json) as UpstreamSession]))
   }
+  if (typeof catalogue === 'number') record.catalogue = catalogue
   return { record, version, idleTtlMs }
 }
 
@@ -58,6 +61,7 @@ export function encodeChange(change: SessionChange): [string, string, number] {
   if ('subscribe' in change) return ['+s', change.subscribe, change.max ?? -1]
   if ('unsubscribe' in change) return ['-s', change.unsubscribe, -1]
   if ('hide' in change) return ['+h', change.hide, change.max ?? -1]
+  if ('catalogue' in change) return ['c', String(change.catalogue), -1]
   if ('upstream' in change) return ['u', `${change.upstream}\n${change.session === null ? '' : JSON.stringify(change.session)}`, -1]
   return ['-h', change.show, -1]
 }

@@ -3,10 +3,13 @@
  * one round trip. Keys (P is the configured `key_prefix`):
  *
  *   P s:{<id>}   string, the session record, expires after the idle TTL (see redis-codec.ts):
- *                  [version, last event seq, idle TTL ms, route, initialized 0/1, level, [subscriptions], [hidden]]
+ *                  [version, last event seq, idle TTL ms, route, initialized 0/1, level, [subscriptions], [hidden](, upstreams(, catalogue version))]
  *                  "\n" then the JSON of what never changes (protocol version, client info, ...), opaque here
  *   P e:{<id>}   list, the event log: "<seq> <ms> <stream> <data>", capped at event_capacity,
  *                  expires cache_ttl after its last append
+ *   P d:{<id>}:<name>  string, a session's document (catalogue, state): "<version>\n<JSON>", with the
+ *                  record's TTL (touch and delete carry both documents along)
+ *   P c:<route>  string, a route's catalogue document: "<version>\n<JSON>", no expiry
  *   P r:<route>  sorted set of the route's sessions, scored by their expiry time (ms)
  *   P i          channel of invalidations: "<version> <id>" (version -1: deleted)
  *   P b:<name>   channels of the bus
@@ -39,10 +42,17 @@ local function upstreams(u)
   if u == nil or u == cjson.null or next(u) == nil then return '' end
   return ',' .. cjson.encode(u)
 end
+-- The catalogue version (tenth item) needs the ninth before it, {} when there are no upstreams.
+local function tail(m)
+  local u = upstreams(m[9])
+  if m[10] == nil or m[10] == cjson.null then return u end
+  if u == '' then u = ',{}' end
+  return u .. ',' .. m[10]
+end
 local function seal(m, rest)
   local level = m[6] == cjson.null and 'null' or cjson.encode(m[6])
   return '[' .. m[1] .. ',' .. m[2] .. ',' .. m[3] .. ',' .. cjson.encode(m[4]) .. ',' .. m[5] .. ',' .. level
-    .. ',' .. list(m[7]) .. ',' .. list(m[8]) .. upstreams(m[9]) .. ']' .. rest
+    .. ',' .. list(m[7]) .. ',' .. list(m[8]) .. tail(m) .. ']' .. rest
 end
 `
 
@@ -65,7 +75,7 @@ if not raw then return nil end
 return {redis.call('PTTL', KEYS[1]), raw}`
 
 /**
- * KEYS: s. ARGV: change kind (i, l, +s, -s, +h, -h, u), value, invalidation channel, id, max (an
+ * KEYS: s. ARGV: change kind (i, l, +s, -s, +h, -h, u, c), value, invalidation channel, id, max (an
  * addition is skipped when the list holds that many already; -1: no bound) → {pttl, record} or nil.
  * The value of `u` is "<upstream>\n<session JSON>", an empty JSON forgetting the upstream.
  */
@@ -85,6 +95,8 @@ elseif kind == 'u' then
   if u == nil or u == cjson.null then u = {} end
   if session == '' then u[name] = nil else u[name] = session end
   m[9] = u
+elseif kind == 'c' then
+  m[10] = tonumber(value)
 else
   local items = string.sub(kind, 2) == 's' and m[7] or m[8]
   local at = nil
@@ -104,20 +116,20 @@ redis.call('SET', KEYS[1], record, 'KEEPTTL')
 redis.call('PUBLISH', ARGV[3], m[1] .. ' ' .. ARGV[4])
 return {redis.call('PTTL', KEYS[1]), record}`
 
-/** KEYS: s → {the TTL now granted (ms), route}, or nil when the session is gone. */
+/** KEYS: s, then the session's documents → {the TTL now granted (ms), route}, or nil when the session is gone. */
 const touch = `${LIB}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return nil end
 local m = open(raw)
-redis.call('PEXPIRE', KEYS[1], m[3])
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], m[3]) end
 return {m[3], m[4]}`
 
-/** KEYS: s, e. ARGV: invalidation channel, id → the session's route, or nil when there was no session. */
+/** KEYS: s, e, then the session's documents. ARGV: invalidation channel, id → the session's route, or nil when there was no session. */
 const remove = `${LIB}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return nil end
 local m = open(raw)
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', unpack(KEYS))
 redis.call('PUBLISH', ARGV[1], '-1 ' .. ARGV[2])
 return m[4]`
 
@@ -146,6 +158,31 @@ if not raw then return nil end
 local m = open(raw)
 return {m[2], now(), redis.call('LRANGE', KEYS[2], 0, -1)}`
 
+/** KEYS: a document → "<version>\n<JSON>" or nil. */
+const docRead = `return redis.call('GET', KEYS[1])`
+
+/**
+ * KEYS: a document, then its session's record (a route's document: itself again). ARGV: the version
+ * expected (0: none yet), the JSON, 's' for a session's document → the new version, -1 when the
+ * version moved on, 0 when the session is gone. A session's document takes the record's TTL.
+ */
+const docWrite = `local ttl = nil
+if ARGV[3] == 's' then
+  ttl = redis.call('PTTL', KEYS[2])
+  if ttl < 0 then return 0 end
+end
+local raw = redis.call('GET', KEYS[1])
+local version = 0
+if raw then version = tonumber(string.sub(raw, 1, string.find(raw, '\\n', 1, true) - 1)) end
+if version ~= tonumber(ARGV[1]) then return -1 end
+version = version + 1
+if ttl then
+  redis.call('SET', KEYS[1], version .. '\\n' .. ARGV[2], 'PX', ttl)
+else
+  redis.call('SET', KEYS[1], version .. '\\n' .. ARGV[2])
+end
+return version`
+
 /**
  * KEYS: the channel (not a key: named so that Redis Cluster routes the script by it). ARGV: message.
  * A bus channel's messages are all published on one node, so its subscribers get them in publish
@@ -160,8 +197,10 @@ export const SCRIPTS = {
   mcpEdgePublish: { numberOfKeys: 1, lua: publish },
   mcpEdgeGet: { numberOfKeys: 1, lua: get },
   mcpEdgeUpdate: { numberOfKeys: 1, lua: update },
-  mcpEdgeTouch: { numberOfKeys: 1, lua: touch },
-  mcpEdgeDelete: { numberOfKeys: 2, lua: remove },
+  mcpEdgeTouch: { numberOfKeys: 3, lua: touch },
+  mcpEdgeDelete: { numberOfKeys: 4, lua: remove },
+  mcpEdgeDocRead: { numberOfKeys: 1, lua: docRead },
+  mcpEdgeDocWrite: { numberOfKeys: 2, lua: docWrite },
   mcpEdgeMembers: { numberOfKeys: 1, lua: members },
   mcpEdgeAppend: { numberOfKeys: 2, lua: append },
   mcpEdgeReplay: { numberOfKeys: 2, lua: replay },

@@ -18,7 +18,7 @@ import { ALL_VERSIONS, RecordCache, type LoadedRecord } from './record-cache.ts'
 import { decodeLogEntry, decodeRecord, encodeChange, encodeRecord } from './redis-codec.ts'
 import { connectRedis, redisConnection, type RedisClient, type RedisEndpoint } from './redis-connection.ts'
 import { SCRIPTS, type ScriptName } from './redis-scripts.ts'
-import type { Bus, BusMessage, SessionChange, SessionRecord, SessionStore, StoredEvent } from './store.ts'
+import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { eventId, parseEventId, StoreUnavailableError } from './store.ts'
 import { RedisTaskTable } from './task-table-redis.ts'
 import type { TaskTable } from './task-table.ts'
@@ -167,7 +167,7 @@ export class RedisStore implements SessionStore {
     const now = Date.now()
     if (!this.#cache.touchDue(id, now)) return
     // Two steps, since the route's index may live on another cluster node than the session's keys.
-    this.#script('mcpEdgeTouch', this.#key('s', id)).then(
+    this.#script('mcpEdgeTouch', this.#key('s', id), this.#docKey({ session: id, name: 'catalogue' }), this.#docKey({ session: id, name: 'state' })).then(
       (reply) => {
         if (reply === null) return
         const [ttl, route] = reply as [number, string]
@@ -178,7 +178,8 @@ export class RedisStore implements SessionStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const route = (await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), this.#invalidations, id)) as string | null
+    const docs = [this.#docKey({ session: id, name: 'catalogue' }), this.#docKey({ session: id, name: 'state' })]
+    const route = (await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), ...docs, this.#invalidations, id)) as string | null
     this.#cache.invalidate(id)
     if (route === null) return false
     await this.#run(() => this.#commands.zrem(this.#key('r', route), id))
@@ -217,6 +218,20 @@ export class RedisStore implements SessionStore {
     return known ? { stream: after.stream, events } : undefined
   }
 
+  async readDoc(owner: DocOwner): Promise<StoredDoc | undefined> {
+    const raw = (await this.#script('mcpEdgeDocRead', this.#docKey(owner))) as string | null
+    if (raw === null) return undefined
+    const newline = raw.indexOf('\n')
+    return { version: Number(raw.slice(0, newline)), value: raw.slice(newline + 1) }
+  }
+
+  async writeDoc(owner: DocOwner, expected: number, value: string): Promise<DocWrite> {
+    const key = this.#docKey(owner)
+    const session = 'session' in owner
+    const reply = Number(await this.#script('mcpEdgeDocWrite', key, session ? this.#key('s', owner.session) : key, expected, value, session ? 's' : 'r'))
+    return reply > 0 ? { version: reply } : reply === 0 ? 'gone' : 'conflict'
+  }
+
   async ready(): Promise<boolean> {
     if (!this.#listening || this.#commands.status !== 'ready') return false
     return this.#commands.ping().then(() => true, () => false)
@@ -236,6 +251,11 @@ export class RedisStore implements SessionStore {
    */
   #key(kind: 's' | 'e' | 'r', name: string): string {
     return kind === 'r' ? `${this.#prefix}r:${name}` : `${this.#prefix}${kind}:{${name}}`
+  }
+
+  /** A session's documents share its hash tag (one Cluster slot with its record); a route's is a key of its own. */
+  #docKey(owner: DocOwner): string {
+    return 'route' in owner ? `${this.#prefix}c:${owner.route}` : `${this.#prefix}d:{${owner.session}}:${owner.name}`
   }
 
   #loaded(id: string, [pttl, raw]: [number, string]): LoadedRecord {

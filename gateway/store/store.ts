@@ -31,6 +31,11 @@ export interface SessionRecord {
   hidden: string[]
   /** A proxy route's upstream sessions, by upstream name: any worker continues them without a handshake. */
   upstreams?: Record<string, UpstreamSession>
+  /**
+   * The version of the session's own catalogue document (`ctx.session.register` and kin); absent
+   * while it has none, so a session without per-session components costs no extra read.
+   */
+  catalogue?: number
 }
 
 /** What an upstream's initialize settled, kept so that another worker continues the session. */
@@ -56,12 +61,29 @@ export type SessionChange =
   | { show: string }
   /** Keeps (or, with null, forgets) the session of one upstream. */
   | { upstream: string; session: UpstreamSession | null }
+  /** Points the record at a new version of the session's catalogue document. */
+  | { catalogue: number }
 
 /** One SSE event kept for replay. */
 export interface StoredEvent {
   readonly id: string
   readonly data: string
 }
+
+/** Documents a session keeps beside its record: its own catalogue and the handler's `ctx.session.state`. */
+export type SessionDocName = 'catalogue' | 'state'
+
+/** Whose document: a session's (it lives and expires with the session) or a route's (it outlives sessions). */
+export type DocOwner = { readonly session: string; readonly name: SessionDocName } | { readonly route: string; readonly name: 'catalogue' }
+
+/** A stored document: JSON text and the version compare-and-set checks (1 for the first write). */
+export interface StoredDoc {
+  readonly version: number
+  readonly value: string
+}
+
+/** What a compare-and-set write did: the new version, or why it did not write. */
+export type DocWrite = { readonly version: number } | 'conflict' | 'gone'
 
 export type { BusMessage }
 
@@ -102,6 +124,13 @@ export interface SessionStore {
    * expired), so a client cannot follow a stream that does not exist.
    */
   replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined>
+  /** A document, or undefined when none was written (or its session is gone). */
+  readDoc(owner: DocOwner): Promise<StoredDoc | undefined>
+  /**
+   * Writes `value` when the document's version is still `expected` (0: no document yet); atomic, so
+   * a read-change-write loop over it is an atomic update. 'gone' when the owning session is.
+   */
+  writeDoc(owner: DocOwner, expected: number, value: string): Promise<DocWrite>
   readonly bus: Bus
   /** Task records (gateway/tasks/): versioned entries with a TTL, listed by owner. */
   readonly tasks: TaskTable

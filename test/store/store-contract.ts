@@ -163,6 +163,41 @@ export function storeContract(t: Test, name: string, makeStore: MakeStore): void
       t.equal((await store.get('s1'))?.hidden.length, 2, 'hidden set bounded the same way')
     })
 
+    t.test('documents: compare-and-set versions, a session\'s die with it, a route\'s outlive sessions', async (t) => {
+      const store = await fresh(t)
+      await store.create(sessionRecord('s1'), HOUR_MS)
+      const state = { session: 's1', name: 'state' } as const
+      t.equal(await store.readDoc(state), undefined, 'none before the first write')
+      t.same(await store.writeDoc(state, 0, '{"n":1}'), { version: 1 })
+      t.equal(await store.writeDoc(state, 0, '{"n":9}'), 'conflict', 'a stale version does not write')
+      t.same(await store.writeDoc(state, 1, '{"n":2}'), { version: 2 })
+      t.same(await store.readDoc(state), { version: 2, value: '{"n":2}' })
+      t.equal(await store.readDoc({ session: 's1', name: 'catalogue' }), undefined, 'the other document is apart')
+      const catalogue = await store.update('s1', { catalogue: 7 })
+      t.equal(catalogue?.catalogue, 7, 'the record points at a catalogue version')
+      t.equal((await store.update('s1', { logLevel: 'info' }))?.catalogue, 7, 'and keeps it through other changes')
+      t.equal((await store.get('s1'))?.catalogue, 7)
+      const route = { route: '/a', name: 'catalogue' } as const
+      t.same(await store.writeDoc(route, 0, '{}'), { version: 1 })
+      store.touch('s1')
+      t.equal(await store.delete('s1'), true)
+      t.equal(await store.readDoc(state), undefined, 'the session\'s documents went with it')
+      t.equal(await store.writeDoc(state, 0, '{}'), 'gone', 'and cannot be written again')
+      t.same(await store.readDoc(route), { version: 1, value: '{}' }, 'the route\'s stays')
+      // Concurrent read-change-write loops lose no update: compare-and-set makes them atomic.
+      await store.create(sessionRecord('s2'), HOUR_MS)
+      const counter = { session: 's2', name: 'state' } as const
+      const increment = async (): Promise<void> => {
+        for (;;) {
+          const doc = await store.readDoc(counter)
+          const n = doc === undefined ? 0 : (JSON.parse(doc.value) as number)
+          if ((await store.writeDoc(counter, doc?.version ?? 0, JSON.stringify(n + 1))) !== 'conflict') return
+        }
+      }
+      await Promise.all(Array.from({ length: 12 }, increment))
+      t.equal((await store.readDoc(counter))?.value, '12', 'twelve concurrent increments, twelve counted')
+    })
+
     t.test('delete ends the session; a second delete reports it gone', async (t) => {
       const store = await fresh(t)
       await store.create(sessionRecord('s1'), HOUR_MS)
