@@ -180,6 +180,10 @@ export interface LimitsConfig {
   batch_size: number
   /** Most sessions whose roots one worker keeps per route (0: no cache). */
   roots_cache: number
+  /** Largest `ctx.session.state` of one session, in bytes of JSON. */
+  session_state: number
+  /** Largest catalogue of one session's own (`ctx.session.register` and kin), in bytes of JSON. */
+  session_catalogue: number
 }
 
 export interface MemoryStoreConfig { type: 'memory'; event_capacity: number; cache_ttl: number }

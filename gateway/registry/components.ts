@@ -129,6 +129,11 @@ export interface Resource extends ResourceOptions {
   readonly uri: string
   readonly name: string
   readonly callback: ResourceCallback
+  /**
+   * Set when the resource was made from a string: its text is data, not code, so it can be
+   * registered or replaced at run time (route-wide or per session) and every worker serves it.
+   */
+  readonly text?: string
 }
 
 export interface ResourceTemplateOptions extends ResourceOptions {
@@ -152,8 +157,11 @@ export const mcp = {
   prompt(name: string, callback: PromptCallback, options: PromptOptions = {}): Prompt {
     return { ...options, kind: 'prompt', name, callback }
   },
-  resource(uri: string, name: string, callback: ResourceCallback, options: ResourceOptions = {}): Resource {
-    return { ...options, kind: 'resource', uri, name, callback }
+  /** A resource read by `callback`, or (given a string) a data resource whose text is that string. */
+  resource(uri: string, name: string, callback: ResourceCallback | string, options: ResourceOptions = {}): Resource {
+    if (typeof callback !== 'string') return { ...options, kind: 'resource', uri, name, callback }
+    const text = callback
+    return { ...options, kind: 'resource', uri, name, text, callback: () => text }
   },
   resourceTemplate(
     uriTemplate: string,

@@ -44,8 +44,12 @@ export class Registry {
   readonly #resourcePages: Pager<'resources', ResourceDescriptor>
   readonly #templatePages: Pager<'resourceTemplates', ResourceTemplateDescriptor>
   readonly #listeners = new Set<ChangeListener>()
+  /** Components declared at setup but not listed: what run-time changes may show (see catalogue.ts). */
+  readonly #declared = new Map<string, Entry>()
+  readonly #options: RegistryOptions
 
   constructor(options: RegistryOptions) {
+    this.#options = options
     const { tools, prompts, resources } = options.pagination
     this.#toolPages = new Pager('tools', tools, this.#tools, 'tool:')
     this.#promptPages = new Pager('prompts', prompts, this.#prompts, 'prompt:')
@@ -171,6 +175,37 @@ export class Registry {
       if (variables !== undefined) return { kind: 'template', entry, variables }
     }
     return undefined
+  }
+
+  /**
+   * Declares components without listing them: they exist on every worker (the handler's setup runs on
+   * each), so a run-time change may show them route-wide or to one session. Checked like `register`.
+   */
+  declare(...components: Component[]): void {
+    const entries = components.map(toEntry)
+    for (const entry of entries) this.#declared.set(entry.key, entry)
+  }
+
+  /** The entry registered or declared under `key` (`tool:name`, …): what a run-time change may show. */
+  entryOf(key: string): Entry | undefined {
+    const kind = key.slice(0, key.indexOf(':')) as ComponentKind
+    const name = key.slice(kind.length + 1)
+    return (LIST_OF[kind] === undefined ? undefined : this.#mapOf(kind).get(name)) ?? this.#declared.get(key)
+  }
+
+  /** Every listed entry, tools, prompts, resources then templates, each in list order. */
+  *entries(): Generator<Entry> {
+    yield* this.#tools.values()
+    yield* this.#prompts.values()
+    yield* this.#resources.values()
+    yield* this.#templates.values()
+  }
+
+  /** A registry listing `entries` (already checked), paged like this one: a catalogue view. */
+  derive(entries: Iterable<Entry>): Registry {
+    const view = new Registry(this.#options)
+    for (const entry of entries) view.#put(entry)
+    return view
   }
 
   // Map.set on an existing key keeps its position: a replaced component stays where clients saw it.

@@ -99,6 +99,8 @@ export const EdgeCode = {
   /** A request whose headers or body did not arrive in time (`connections.header_timeout`, `body_timeout`). */
   MCP_EDGE_REQUEST_TIMEOUT: { status: 408, rpc: ServerError, message: 'Request Timeout: the request did not arrive whole in time (connections.header_timeout, connections.body_timeout)' },
   MCP_EDGE_BODY_TOO_LARGE: { status: 413, rpc: ServerError, message: 'Payload Too Large' },
+  /** `ctx.session.state` or a session's own catalogue would grow over `limits.session_state` / `limits.session_catalogue`. */
+  MCP_EDGE_SESSION_DATA_TOO_LARGE: { status: 413, rpc: ServerError, message: 'Session data too large (limits.session_state, limits.session_catalogue)' },
   MCP_EDGE_UNSUPPORTED_MEDIA_TYPE: { status: 415, rpc: ServerError, message: 'Unsupported Media Type: Content-Type must be application/json' },
   /** A session holds `max_followers` resumed streams on this worker already. */
   MCP_EDGE_TOO_MANY_FOLLOWERS: { status: 429, rpc: ServerError, message: 'Too many resumed streams on this session; close one first' },
@@ -124,11 +126,15 @@ export const EdgeCode = {
   MCP_EDGE_TASK_RESULT_TOO_LARGE: { status: 500, rpc: InternalError, message: 'The task result is too large to keep (tasks.max_result_bytes)' },
   /** The worker running a task stopped beating for `producer_timeout`: the task fails with this. */
   MCP_EDGE_TASK_WORKER_GONE: { status: 503, rpc: InternalError, message: 'The worker running this task stopped before finishing it; call the tool again' },
+  /** A run-time registration of a callback setup did not declare: other workers could not serve it. */
+  MCP_EDGE_UNDECLARED_COMPONENT: { status: 500, rpc: InternalError, message: 'A component registered at run time must be declared at setup, so that every worker has its callback' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
   /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */
   MCP_EDGE_TOO_MANY_PARKED: { status: 503, rpc: ServerError, message: 'Too many calls wait for their clients on this worker (upstreams[].max_parked); retry later' },
   /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */
   MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable' },
+  /** A change to shared session or route data lost the compare-and-set race too many times in a row. */
+  MCP_EDGE_STORE_CONFLICT: { status: 503, rpc: ServerError, message: 'Too many concurrent changes to the same data; retry' },
   /** The authorization server's keys (JWKS, metadata) cannot be fetched, so no token can be checked. */
   MCP_EDGE_AUTH_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Service Unavailable: access tokens cannot be checked now; retry later' },
   /** The client answered a server→client request (sampling, elicitation, roots) with a malformed result. */
