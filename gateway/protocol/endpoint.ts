@@ -12,7 +12,7 @@ import type { Caller } from '../wire/caller.ts'
 import { ComponentScopes } from '../registry/component-scopes.ts'
 import type { SessionView } from '../registry/context.ts'
 import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
-import type { Registry } from '../registry/registry.ts'
+import type { ListName, Registry } from '../registry/registry.ts'
 import type { RouteEvent, RouteEventListener } from '../registry/route-server-api.ts'
 import { StoreUnavailableError, type SessionRecord, type SessionStore } from '../store/store.ts'
 import { EdgeCode, McpError, RpcCode } from '../wire/errors.ts'
@@ -20,6 +20,7 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../wi
 import { errorMessage, notification, resultMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import { discoverCapabilities, serverCapabilities, serverInfo } from './capabilities.ts'
+import { Catalogues, type CatalogueHost } from './catalogues.ts'
 import { LiveSessions } from './live-sessions.ts'
 import { methodTable, type MethodHandler } from './methods/index.ts'
 import { Notifier } from './notifier.ts'
@@ -50,9 +51,10 @@ export interface EndpointExtension {
 /** Makes server→client request ids unique across workers: an answer may reach another worker of the session. */
 const PROCESS_TAG = randomUUID().slice(0, 8)
 
-export class McpEndpoint implements ContextHost {
+export class McpEndpoint implements ContextHost, CatalogueHost {
   readonly route: RouteConfig
-  readonly registry: Registry
+  /** The route's catalogue: what setup registered, then every run-time change, as every worker sees it. */
+  readonly catalogues: Catalogues
   readonly store: SessionStore
   readonly logger: Logger
   readonly live = new LiveSessions()
@@ -65,8 +67,8 @@ export class McpEndpoint implements ContextHost {
   readonly #views: SessionViews
   readonly #events: RouteEvents
   #clientRequestSeq = 0
-  /** False while the handler's setup runs: what it registers is no change to announce (see `setupDone`). */
-  #announcing = false
+  /** False while the handler's setup runs: what it registers is the route's start, not a run-time change (see `setupDone`). */
+  #running = false
   #extension: EndpointExtension | undefined
 
   /** Which components need which scopes (the route's `scopes`); undefined when none do. */
@@ -80,7 +82,6 @@ export class McpEndpoint implements ContextHost {
 
   constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger, codec: RequestStateCodec) {
     this.route = route
-    this.registry = registry
     this.store = store
     this.logger = logger
     this.notifier = new Notifier(route.location, route.resumability, store, this.live, logger, route.limits.roots_cache)
@@ -90,7 +91,7 @@ export class McpEndpoint implements ContextHost {
     const tasks = route.tasks.enabled && route.capabilities.tools !== false
     this.#methods = methodTable(route.capabilities, tasks)
     this.tasks = tasks ? new TaskService({ route, store, logger, notifySession: (id, message) => this.notifier.notifySession(id, message) }) : undefined
-    this.scopes = ComponentScopes.from(route.scopes, registry)
+    this.scopes = ComponentScopes.from(route.scopes)
     const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }
     if (route.server.instructions !== undefined) result.instructions = route.server.instructions
     this.#lifecycle = new SessionLifecycle(route, store, this.notifier, result)
@@ -98,18 +99,44 @@ export class McpEndpoint implements ContextHost {
     this.#events = new RouteEvents(logger)
     const capabilities = discoverCapabilities(route, result.capabilities as JsonObject)
     this.stateless = new StatelessDispatcher(this, codec, { capabilities, instructions: route.server.instructions })
-    registry.onChange((list) => {
-      if (this.#announcing) this.#views.listChanged(list)
-    })
+    this.catalogues = new Catalogues(this, registry)
+  }
+
+  /** The route's catalogue now, as every session without one of its own sees it. */
+  get registry(): Registry {
+    return this.catalogues.route
   }
 
   /**
-   * The handler's setup is over: list changes are announced from now on. Every worker runs the same
-   * setup, so the lists it builds are nobody's change; and at start the store may not be connected
-   * yet (a publish then failed with "Stream isn't writeable" on every start with Redis).
+   * The handler's setup is over: from now on a change is a run-time change, kept in the store for
+   * every worker and announced with list_changed. Every worker runs the same setup, so the lists it
+   * builds are nobody's change; and at start the store may not be connected yet.
    */
   setupDone(): void {
-    this.#announcing = true
+    this.#running = true
+    this.catalogues.start()
+  }
+
+  /** True once setup is over (run-time changes go through the store). */
+  get running(): boolean {
+    return this.#running
+  }
+
+  /** The catalogue `record`'s session sees (the route's, or its own). */
+  viewOf(record: SessionRecord): Registry {
+    return this.catalogues.viewOf(record)
+  }
+
+  catalogueReady(): Promise<void> | undefined {
+    return this.catalogues.ready(undefined)
+  }
+
+  listChanged(list: ListName): void {
+    this.#views.listChanged(list)
+  }
+
+  sessionListChanged(sessionId: string, list: ListName): void {
+    this.#views.sessionListChanged(sessionId, list)
   }
 
   /** Creates a session for an initialize request; throws McpError when params are invalid, EdgeError when the route is full. */
@@ -132,6 +159,16 @@ export class McpEndpoint implements ContextHost {
   }
 
   #dispatch(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {
+    // Only right after a run-time change (or at start) is there a catalogue to read first.
+    const pending = this.catalogues.ready(record)
+    if (pending === undefined) return this.#dispatchNow(record, request, sink, caller)
+    return pending.then(
+      () => this.#dispatchNow(record, request, sink, caller),
+      (error: unknown) => sink.respond(this.#errorResponse(request, record, error), httpStatusOf(error)),
+    )
+  }
+
+  #dispatchNow(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {
     const method = this.#methods.get(request.method)
     if (method === undefined) {
       sink.respond(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method}`))
@@ -288,6 +325,7 @@ export class McpEndpoint implements ContextHost {
   }
 
   close(): void {
+    this.catalogues.close()
     this.#extension?.close()
     this.tasks?.close()
     this.notifier.listeners.endAll()

@@ -1,5 +1,8 @@
 /** The `RouteServer` a handler module receives: the route's registry plus its sessions. */
+import { checkedEntries, type CatalogueChange } from '../registry/catalogue.ts'
 import type { Component, Prompt, Resource, ResourceTemplate, Tool } from '../registry/components.ts'
+import type { ComponentKind } from '../registry/context.ts'
+import { EdgeError } from '../wire/errors.ts'
 import type { McpEndpoint } from './endpoint.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import type { RouteEvent, RouteEventListener, RouteServer } from '../registry/route-server-api.ts'
@@ -16,40 +19,74 @@ export class RouteServerImpl implements RouteServer {
     this.options = endpoint.route.options
   }
 
-  register(...components: Component[]): void {
-    this.#endpoint.registry.register(...components)
+  register(...components: Component[]): Promise<void> {
+    if (!this.#endpoint.running) {
+      this.#endpoint.catalogues.setup.register(...components)
+      return Promise.resolve()
+    }
+    return this.#change(() => ({ op: 'register', entries: checkedEntries(this.#endpoint.catalogues.setup, components) })).then(() => undefined)
   }
 
-  unregisterTool(name: string): boolean {
-    return this.#endpoint.registry.unregister('tool', name)
+  declare(...components: Component[]): void {
+    if (this.#endpoint.running) throw new EdgeError('MCP_EDGE_UNDECLARED_COMPONENT', 'server.declare works during setup only, where every worker runs it')
+    this.#endpoint.catalogues.setup.declare(...components)
   }
 
-  unregisterPrompt(name: string): boolean {
-    return this.#endpoint.registry.unregister('prompt', name)
+  unregisterTool(name: string): Promise<boolean> {
+    return this.#unregister('tool', name)
   }
 
-  unregisterResource(uri: string): boolean {
-    return this.#endpoint.registry.unregister('resource', uri)
+  unregisterPrompt(name: string): Promise<boolean> {
+    return this.#unregister('prompt', name)
   }
 
-  unregisterResourceTemplate(uriTemplate: string): boolean {
-    return this.#endpoint.registry.unregister('template', uriTemplate)
+  unregisterResource(uri: string): Promise<boolean> {
+    return this.#unregister('resource', uri)
   }
 
-  replaceTools(tools: Tool[]): void {
-    this.#endpoint.registry.replaceTools(tools)
+  unregisterResourceTemplate(uriTemplate: string): Promise<boolean> {
+    return this.#unregister('template', uriTemplate)
   }
 
-  replacePrompts(prompts: Prompt[]): void {
-    this.#endpoint.registry.replacePrompts(prompts)
+  replaceTools(tools: Tool[]): Promise<void> {
+    return this.#replace(['tool'], tools, () => this.#endpoint.catalogues.setup.replaceTools(tools))
   }
 
-  replaceResources(resources: Resource[], templates?: ResourceTemplate[]): void {
-    this.#endpoint.registry.replaceResources(resources, templates)
+  replacePrompts(prompts: Prompt[]): Promise<void> {
+    return this.#replace(['prompt'], prompts, () => this.#endpoint.catalogues.setup.replacePrompts(prompts))
   }
 
-  replaceResourceTemplates(templates: ResourceTemplate[]): void {
-    this.#endpoint.registry.replaceResourceTemplates(templates)
+  replaceResources(resources: Resource[], templates?: ResourceTemplate[]): Promise<void> {
+    const kinds: ComponentKind[] = templates === undefined ? ['resource'] : ['resource', 'template']
+    return this.#replace(kinds, [...resources, ...(templates ?? [])], () => this.#endpoint.catalogues.setup.replaceResources(resources, templates))
+  }
+
+  replaceResourceTemplates(templates: ResourceTemplate[]): Promise<void> {
+    return this.#replace(['template'], templates, () => this.#endpoint.catalogues.setup.replaceResourceTemplates(templates))
+  }
+
+  #unregister(kind: ComponentKind, key: string): Promise<boolean> {
+    if (!this.#endpoint.running) return Promise.resolve(this.#endpoint.catalogues.setup.unregister(kind, key))
+    return this.#change(() => ({ op: 'unregister', key: `${kind}:${key}` }))
+  }
+
+  #replace(kinds: ComponentKind[], components: Component[], duringSetup: () => void): Promise<void> {
+    if (!this.#endpoint.running) {
+      duringSetup()
+      return Promise.resolve()
+    }
+    return this.#change(() => ({ op: 'replace', kinds, entries: checkedEntries(this.#endpoint.catalogues.setup, components) })).then(() => undefined)
+  }
+
+  /**
+   * A run-time change of the route's catalogue. A mistake of the handler's (an undeclared callback,
+   * an invalid component) throws at once, as during setup; a store failure rejects, and is logged
+   * too, so a handler that does not await the change does not crash the worker.
+   */
+  #change(make: () => CatalogueChange): Promise<boolean> {
+    const done = this.#endpoint.catalogues.changeRoute(make())
+    done.catch((error: unknown) => this.#endpoint.logger.warn({ err: error }, 'a run-time catalogue change failed'))
+    return done
   }
 
   resourceUpdated(uri: string): Promise<void> {

@@ -5,7 +5,9 @@
  * the list_changed notifications that follow a registry or visibility change.
  */
 import type { RouteConfig } from '../config/types.ts'
-import type { ClientRequestOptions, ComponentKind, SessionView } from '../registry/context.ts'
+import { checkedEntries, type CatalogueChange } from '../registry/catalogue.ts'
+import type { Component } from '../registry/components.ts'
+import type { ClientRequestOptions, ComponentKind, ComponentRef, SessionView } from '../registry/context.ts'
 import type { SessionRecord, SessionStore } from '../store/store.ts'
 import { EdgeError } from '../wire/errors.ts'
 import { notification } from '../wire/jsonrpc.ts'
@@ -13,6 +15,8 @@ import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import type { LiveSessions } from './live-sessions.ts'
 import type { Notifier } from './notifier.ts'
+import type { Catalogues } from './catalogues.ts'
+import { sessionState } from './session-state.ts'
 import { levelPasses } from './context-base.ts'
 import { tooManyHidden } from './session-limits.ts'
 import type { Envelope } from './stateless/envelope.ts'
@@ -24,6 +28,7 @@ export interface ViewHost {
   readonly notifier: Notifier
   readonly live: LiveSessions
   readonly readTimeoutMs: number
+  readonly catalogues: Catalogues
   /** The route declares the logging capability. */
   readonly logging: boolean
   nextClientRequestId(): string
@@ -33,6 +38,8 @@ export interface ViewHost {
 }
 
 type ListName = 'tools' | 'prompts' | 'resources'
+
+type SessionCatalogueCalls = Pick<SessionView, 'register' | 'unregisterTool' | 'unregisterPrompt' | 'unregisterResource' | 'unregisterResourceTemplate' | 'replaceTools' | 'replacePrompts' | 'replaceResources' | 'replaceResourceTemplates'>
 
 export class SessionViews {
   readonly #host: ViewHost
@@ -52,6 +59,8 @@ export class SessionViews {
       resourceUpdated: (uri) => this.resourceUpdated(uri, [record.id]),
       enable: (kind, name) => this.#setHidden(record.id, kind, name, false),
       disable: (kind, name) => this.#setHidden(record.id, kind, name, true),
+      state: sessionState(this.#host.store, record.id, this.#host.route.limits.session_state),
+      ...this.#sessionCatalogue(record.id),
       elicit: (message, schema, options) => elicit(record.clientCapabilities, ask, message, schema, options),
       createMessage: (messages, maxTokens, options) => createMessage(record.clientCapabilities, ask, messages, maxTokens, options),
       listRoots: (options) => this.#host.notifier.roots.get(record.id, record.clientCapabilities, () => listRoots(record.clientCapabilities, ask, options)),
@@ -78,6 +87,16 @@ export class SessionViews {
       resourceUpdated: (uri) => this.resourceUpdated(uri),
       enable: noSession,
       disable: noSession,
+      state: { get: noSession, set: noSession, update: noSession },
+      register: noSession,
+      unregisterTool: noSession,
+      unregisterPrompt: noSession,
+      unregisterResource: noSession,
+      unregisterResourceTemplate: noSession,
+      replaceTools: noSession,
+      replacePrompts: noSession,
+      replaceResources: noSession,
+      replaceResourceTemplates: noSession,
       elicit: noSession,
       createMessage: noSession,
       listRoots: noSession,
@@ -100,6 +119,41 @@ export class SessionViews {
   /** Tells every session of the route that `list` changed, when the route declares list_changed for it. */
   listChanged(list: ListName): void {
     if (this.#listChangedDeclared(list)) this.#host.notifier.notifyRoute(notification(`notifications/${list}/list_changed`))
+  }
+
+  /** Tells one session that `list` changed, when the route declares list_changed for it. */
+  sessionListChanged(sessionId: string, list: ListName): void {
+    if (this.#listChangedDeclared(list)) this.#host.notifier.notifySession(sessionId, notification(`notifications/${list}/list_changed`))
+  }
+
+  /** The catalogue calls of one session's view: changes to that session's own catalogue, on every worker. */
+  #sessionCatalogue(sessionId: string): SessionCatalogueCalls {
+    const catalogues = this.#host.catalogues
+    const change = (make: () => CatalogueChange): Promise<boolean> => {
+      try {
+        return catalogues.changeSession(sessionId, make())
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    }
+    const entries = (components: readonly ComponentRef[]) => checkedEntries(catalogues.setup, components as readonly Component[])
+    const unregister = (kind: ComponentKind) => (name: string) => change(() => ({ op: 'unregister', key: `${kind}:${name}` }))
+    const replace = async (kinds: ComponentKind[], components: readonly ComponentRef[]): Promise<void> => {
+      await change(() => ({ op: 'replace', kinds, entries: entries(components) }))
+    }
+    return {
+      register: async (...components) => {
+        await change(() => ({ op: 'register', entries: entries(components) }))
+      },
+      unregisterTool: unregister('tool'),
+      unregisterPrompt: unregister('prompt'),
+      unregisterResource: unregister('resource'),
+      unregisterResourceTemplate: unregister('template'),
+      replaceTools: (tools) => replace(['tool'], tools),
+      replacePrompts: (prompts) => replace(['prompt'], prompts),
+      replaceResources: (resources, templates) => replace(templates === undefined ? ['resource'] : ['resource', 'template'], [...resources, ...(templates ?? [])]),
+      replaceResourceTemplates: (templates) => replace(['template'], templates),
+    }
   }
 
   /** A server→client request on the session's standalone stream, outside any request. */

@@ -33,32 +33,27 @@ function rules(patterns: Record<string, string[]>): Rule[] {
 }
 
 interface Hidden {
-  readonly version: number
+  /** The catalogue view the keys were computed for: a run-time change makes a new one. */
+  readonly view: Registry
   readonly keys: ReadonlySet<string> | undefined
 }
 
 /** The scope rules of one route, checked against its registry. */
 export class ComponentScopes {
   readonly #rules: Record<ComponentKind, Rule[]>
-  readonly #registry: Registry
   /** Scopes each name needs, per kind (names come from requests, so the cache is bounded). */
   readonly #needs = new Map<string, readonly string[]>()
   readonly #hidden = new WeakMap<ReadonlySet<string>, Hidden>()
-  #version = 0
 
   /** The rules of `config`, or undefined when no component needs a scope (nothing to check on the hot path). */
-  static from(config: ScopesConfig, registry: Registry): ComponentScopes | undefined {
+  static from(config: ScopesConfig): ComponentScopes | undefined {
     const { tools, prompts, resources, resource_templates } = config
     const empty = [tools, prompts, resources, resource_templates].every((patterns) => Object.keys(patterns).length === 0)
-    return empty ? undefined : new ComponentScopes(config, registry)
+    return empty ? undefined : new ComponentScopes(config)
   }
 
-  private constructor(config: ScopesConfig, registry: Registry) {
+  private constructor(config: ScopesConfig) {
     this.#rules = { tool: rules(config.tools), prompt: rules(config.prompts), resource: rules(config.resources), template: rules(config.resource_templates) }
-    this.#registry = registry
-    registry.onChange(() => {
-      this.#version++
-    })
   }
 
   /** Every scope the component needs (empty when it needs none). */
@@ -86,17 +81,17 @@ export class ComponentScopes {
     return undefined
   }
 
-  /** Keys (`tool:deploy`) of the components a caller holding `held` may not use; undefined when none. */
-  hiddenFor(held: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+  /** Keys (`tool:deploy`) of the components of `view` a caller holding `held` may not use; undefined when none. */
+  hiddenFor(held: ReadonlySet<string> | undefined, view: Registry): ReadonlySet<string> | undefined {
     if (held === undefined) return undefined
     const cached = this.#hidden.get(held)
-    if (cached !== undefined && cached.version === this.#version) return cached.keys
+    if (cached !== undefined && cached.view === view) return cached.keys
     const keys = new Set<string>()
-    for (const [kind, name] of this.#registry.components()) {
+    for (const [kind, name] of view.components()) {
       if (this.missing(kind, name, held) !== undefined) keys.add(`${kind}:${name}`)
     }
     const hidden = keys.size === 0 ? undefined : keys
-    this.#hidden.set(held, { version: this.#version, keys: hidden })
+    this.#hidden.set(held, { view, keys: hidden })
     return hidden
   }
 }

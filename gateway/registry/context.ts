@@ -38,6 +38,31 @@ export interface UrlElicitation {
   elicitationId?: string
 }
 
+/**
+ * A component made by the `mcp` factory, as the session API takes it (components.ts imports this
+ * file, so the full types cannot be named here); checked when registered, like at setup.
+ */
+export interface ComponentRef<K extends ComponentKind = ComponentKind> {
+  readonly kind: K
+}
+
+/**
+ * The session's own JSON data, kept in the store so that every worker and host reads the same (no
+ * module-level map another worker cannot see). At most `limits.session_state` bytes of JSON.
+ */
+export interface SessionState {
+  /** The data, or undefined when none was set. */
+  get<T = unknown>(): Promise<T | undefined>
+  /** Replaces the data; undefined (or null) clears it. */
+  set(value: unknown): Promise<void>
+  /**
+   * Changes the data atomically (compare-and-set in the store): `change` gets the current data and
+   * returns the new; it runs again if another request changed the data meanwhile, so keep it free of
+   * side effects. Resolves to what was stored.
+   */
+  update<T = unknown>(change: (current: T | undefined) => T | undefined | Promise<T | undefined>): Promise<T | undefined>
+}
+
 /** The session a request belongs to, as a handler sees it. */
 export interface SessionView {
   readonly id: string
@@ -49,6 +74,23 @@ export interface SessionView {
   /** Enable or disable components for this session only (`kind` is tool, prompt, resource or template). */
   enable(kind: ComponentKind, name: string): Promise<void>
   disable(kind: ComponentKind, name: string): Promise<void>
+  /** This session's own data (see SessionState). */
+  readonly state: SessionState
+  /**
+   * Changes this session's catalogue only (its lists, its calls, a list_changed to it alone), on every
+   * worker. A component must be one setup declared (`server.declare`/`register`: the same callback;
+   * descriptions may differ), or a data resource (`mcp.resource(uri, name, text)`).
+   */
+  register(...components: ComponentRef[]): Promise<void>
+  unregisterTool(name: string): Promise<boolean>
+  unregisterPrompt(name: string): Promise<boolean>
+  unregisterResource(uri: string): Promise<boolean>
+  unregisterResourceTemplate(uriTemplate: string): Promise<boolean>
+  replaceTools(tools: ComponentRef<'tool'>[]): Promise<void>
+  replacePrompts(prompts: ComponentRef<'prompt'>[]): Promise<void>
+  /** Replaces this session's static resources, and its templates too when `templates` is given. */
+  replaceResources(resources: ComponentRef<'resource'>[], templates?: ComponentRef<'template'>[]): Promise<void>
+  replaceResourceTemplates(templates: ComponentRef<'template'>[]): Promise<void>
   /**
    * Server→client requests outside any request (from a route event, a background task): sent on
    * the session's standalone stream (the GET stream, a WebSocket), answered to whichever worker asks.

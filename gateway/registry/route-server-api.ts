@@ -16,18 +16,31 @@ export interface RouteServer {
   readonly location: string
   /** The route's `options` block from the config, for the handler's own settings. */
   readonly options: Readonly<JsonObject>
-  /** Adds components; a name (or URI) already registered is an error naming it. Sends list_changed to live sessions. */
-  register(...components: Component[]): void
-  unregisterTool(name: string): boolean
-  unregisterPrompt(name: string): boolean
-  unregisterResource(uri: string): boolean
-  unregisterResourceTemplate(uriTemplate: string): boolean
-  replaceTools(tools: Tool[]): void
-  replacePrompts(prompts: Prompt[]): void
+  /**
+   * Adds components; a name (or URI) already registered at setup is an error naming it. During setup the change is immediate (every worker runs the same setup). At run
+   * time it reaches every worker and host through the store before list_changed goes to the route's
+   * sessions, and resolves then; a component must then be one setup registered or declared (the same
+   * callback; its descriptions may change), or a data resource (`mcp.resource(uri, name, text)`),
+   * else it throws MCP_EDGE_UNDECLARED_COMPONENT: a closure made at run time exists on one worker only.
+   */
+  register(...components: Component[]): Promise<void>
+  /**
+   * Setup only: components every worker holds but nobody lists yet, for run-time changes to show
+   * (route-wide with `register`, or to one session with `ctx.session.register`).
+   */
+  declare(...components: Component[]): void
+  /** Removes a component (route-wide; at run time on every worker); false when it was not listed. */
+  unregisterTool(name: string): Promise<boolean>
+  unregisterPrompt(name: string): Promise<boolean>
+  unregisterResource(uri: string): Promise<boolean>
+  unregisterResourceTemplate(uriTemplate: string): Promise<boolean>
+  /** Replaces every component of a kind at once (at run time, with the rules of `register`). */
+  replaceTools(tools: Tool[]): Promise<void>
+  replacePrompts(prompts: Prompt[]): Promise<void>
   /** Replaces the static resources, and the templates too when `templates` is given (else they stay). */
-  replaceResources(resources: Resource[], templates?: ResourceTemplate[]): void
+  replaceResources(resources: Resource[], templates?: ResourceTemplate[]): Promise<void>
   /** Replaces the resource templates only. */
-  replaceResourceTemplates(templates: ResourceTemplate[]): void
+  replaceResourceTemplates(templates: ResourceTemplate[]): Promise<void>
   /** Sends `notifications/resources/updated` to every session subscribed to `uri`. */
   resourceUpdated(uri: string): Promise<void>
   /** Sends `notifications/message` to every session of the route whose level lets it through. */

@@ -4,6 +4,7 @@
  * names every switch that does not handle it.
  *
  *   route channel (protocol/notifier)      notify · logged · route · resource · cancel · answer · progress · roots · ended
+ *                 (protocol/catalogues)    catalogue
  *   stream channel (transport/stream-relay) event · end · alive
  *   probe channel (transport/stream-follower) probe
  *   tasks channel (tasks/task-service)        task
@@ -35,6 +36,9 @@ export interface ProgressMessage extends FromWorker { type: 'progress'; session:
 export interface RootsMessage extends FromWorker { type: 'roots'; session: string }
 /** The session was deleted: every worker drops what it holds for it. */
 export interface EndedMessage extends FromWorker { type: 'ended'; session: string }
+
+/** The route's catalogue is now at `version` in the store: a worker behind re-reads it before its next request. */
+export interface CatalogueMessage extends FromWorker { type: 'catalogue'; version: number }
 
 /** A logged event of a stream, for the workers that follow it. */
 export interface StreamEventMessage { type: 'event'; id: string; data: string }
@@ -70,7 +74,7 @@ export interface ParkReplyMessage {
 
 /** What the notifier of a route publishes on the route's channel. */
 export type RouteBusMessage =
-  | NotifyMessage | LoggedMessage | RouteMessage | ResourceMessage | CancelMessage | AnswerMessage | ProgressMessage | RootsMessage | EndedMessage
+  | NotifyMessage | LoggedMessage | RouteMessage | ResourceMessage | CancelMessage | AnswerMessage | ProgressMessage | RootsMessage | EndedMessage | CatalogueMessage
 /** What travels on one stream's channel. */
 export type StreamBusMessage = StreamEventMessage | StreamEndMessage | StreamAliveMessage
 

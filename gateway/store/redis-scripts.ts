@@ -96,7 +96,9 @@ elseif kind == 'u' then
   if session == '' then u[name] = nil else u[name] = session end
   m[9] = u
 elseif kind == 'c' then
-  m[10] = tonumber(value)
+  local was = m[10]
+  if was == nil or was == cjson.null then was = 0 end
+  m[10] = math.max(was, tonumber(value))
 else
   local items = string.sub(kind, 2) == 's' and m[7] or m[8]
   local at = nil

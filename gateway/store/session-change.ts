@@ -10,7 +10,7 @@ export function applyChange(record: SessionRecord, change: SessionChange): void 
   else if ('hide' in change) addOnce(record.hidden, change.hide, change.max)
   else if ('show' in change) removeAll(record.hidden, change.show)
   else if ('upstream' in change) setUpstream(record, change.upstream, change.session)
-  else if ('catalogue' in change) record.catalogue = change.catalogue
+  else if ('catalogue' in change) record.catalogue = Math.max(record.catalogue ?? 0, change.catalogue)
 }
 
 // A new object rather than a change in place: a worker may still hold the previous record.

@@ -61,7 +61,7 @@ export type SessionChange =
   | { show: string }
   /** Keeps (or, with null, forgets) the session of one upstream. */
   | { upstream: string; session: UpstreamSession | null }
-  /** Points the record at a new version of the session's catalogue document. */
+  /** Points the record at a newer version of the session's catalogue document (never back at an older one). */
   | { catalogue: number }
 
 /** One SSE event kept for replay. */

@@ -38,13 +38,13 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
     'resources/templates/list': (_e, record, params, ctx) => aggregate(proxy, 'resourceTemplates', record, params, ctx.caller),
     'tools/call': (endpoint, record, params, ctx) => {
       const name = stringParam(params.name, 'tools/call needs params.name (a string)')
-      if (endpoint.registry.tool(name) !== undefined) return toolMethods['tools/call']!(endpoint, record, params, ctx)
+      if (endpoint.viewOf(record).tool(name) !== undefined) return toolMethods['tools/call']!(endpoint, record, params, ctx)
       checkScopes(endpoint, ctx.caller, 'tool', name)
       return callTool(proxy, record, name, params, ctx)
     },
     'prompts/get': async (endpoint, record, params, ctx) => {
       const name = stringParam(params.name, 'prompts/get needs params.name (a string)')
-      if (endpoint.registry.prompt(name) !== undefined) return promptMethods['prompts/get']!(endpoint, record, params, ctx)
+      if (endpoint.viewOf(record).prompt(name) !== undefined) return promptMethods['prompts/get']!(endpoint, record, params, ctx)
       checkScopes(endpoint, ctx.caller, 'prompt', name)
       const target = await resolve(proxy, record, 'prompt', name, params)
       if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown prompt: ${name}`)
@@ -52,7 +52,8 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
     },
     'resources/read': async (endpoint, record, params, ctx) => {
       const uri = stringParam(params.uri, 'resources/read needs params.uri (a string)')
-      if (endpoint.registry.resolveResource(uri, hiddenOf(endpoint, record, ctx.caller)) !== undefined) return resourceMethods['resources/read']!(endpoint, record, params, ctx)
+      const view = endpoint.viewOf(record)
+      if (view.resolveResource(uri, hiddenOf(endpoint, view, record, ctx.caller)) !== undefined) return resourceMethods['resources/read']!(endpoint, record, params, ctx)
       const upstream = await resolveUri(proxy, record, uri, params)
       if (upstream === undefined) throw new McpError(RpcCode.ResourceNotFound, `Resource not found: ${uri}`, { uri })
       return proxy.passThrough(record, { upstream, name: uri }, 'resources/read', params, ctx)
@@ -171,8 +172,8 @@ function allowed(endpoint: MethodHost, kind: ListKind, item: JsonObject, caller:
 }
 
 function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefined, record: SessionRecord, caller: Caller): object {
-  const hidden = hiddenOf(endpoint, record, caller)
-  const registry = endpoint.registry
+  const registry = endpoint.viewOf(record)
+  const hidden = hiddenOf(endpoint, registry, record, caller)
   switch (kind) {
     case 'tools': return registry.listTools(cursor, hidden)
     case 'prompts': return registry.listPrompts(cursor, hidden)

@@ -24,6 +24,16 @@ export function fakeContext(controller = new AbortController()): RequestContext 
     ping: unavailable,
     log: async () => {},
     shutdown: unavailable,
+    state: { get: unavailable, set: unavailable, update: unavailable },
+    register: unavailable,
+    unregisterTool: unavailable,
+    unregisterPrompt: unavailable,
+    unregisterResource: unavailable,
+    unregisterResourceTemplate: unavailable,
+    replaceTools: unavailable,
+    replacePrompts: unavailable,
+    replaceResources: unavailable,
+    replaceResourceTemplates: unavailable,
   }
   return {
     _meta: undefined,

@@ -15,7 +15,10 @@ import type { TaskService } from '../../tasks/task-service.ts'
 
 /** The route as a method handler sees it. */
 export interface MethodHost {
+  /** The route's catalogue as every session without one of its own sees it. */
   readonly registry: Registry
+  /** The catalogue `record`'s session sees: the route's, or its own (`ctx.session.register`). */
+  viewOf(record: SessionRecord): Registry
   /** Session changes a method makes (log level, subscriptions) go through the store. */
   readonly store: Pick<SessionStore, 'update'>
   /** Which components need which scopes (the route's `scopes`); undefined when none do. */

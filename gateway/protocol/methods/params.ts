@@ -5,13 +5,14 @@ import type { SessionRecord } from '../../store/store.ts'
 import type { ComponentKind } from '../../registry/context.ts'
 import type { MethodHost } from './method-handler.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
+import type { Registry } from '../../registry/registry.ts'
 
 /**
  * The components this request may not see: the session's disabled ones and those the caller lacks
  * scopes for. undefined when none (the common case allocates nothing).
  */
-export function hiddenOf(host: MethodHost, record: SessionRecord, caller: Caller): ReadonlySet<string> | undefined {
-  const byScope = host.scopes?.hiddenFor(caller.scopes)
+export function hiddenOf(host: MethodHost, view: Registry, record: SessionRecord, caller: Caller): ReadonlySet<string> | undefined {
+  const byScope = host.scopes?.hiddenFor(caller.scopes, view)
   if (record.hidden.length === 0) return byScope
   const hidden = new Set(record.hidden)
   if (byScope !== undefined) for (const key of byScope) hidden.add(key)

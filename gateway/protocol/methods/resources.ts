@@ -12,24 +12,28 @@ function uriOf(params: JsonObject, method: string): string {
 }
 
 export const resourceMethods: MethodTable = {
-  'resources/list': (host, record, params, ctx) =>
-    host.registry.listResources(cursorOf(params), hiddenOf(host, record, ctx.caller)),
+  'resources/list': (host, record, params, ctx) => {
+    const view = host.viewOf(record)
+    return view.listResources(cursorOf(params), hiddenOf(host, view, record, ctx.caller))
+  },
 
-  'resources/templates/list': (host, record, params, ctx) =>
-    host.registry.listResourceTemplates(cursorOf(params), hiddenOf(host, record, ctx.caller)),
+  'resources/templates/list': (host, record, params, ctx) => {
+    const view = host.viewOf(record)
+    return view.listResourceTemplates(cursorOf(params), hiddenOf(host, view, record, ctx.caller))
+  },
 
   'resources/read': async (host, record, params, ctx) => {
     const uri = uriOf(params, 'resources/read')
     const hidden = record.hidden.length === 0 ? undefined : new Set(record.hidden)
     if (host.scopes !== undefined) {
       // The component the URI resolves to decides (a static resource, else the template that matches).
-      const resolved = host.registry.resolveResource(uri, hidden)
+      const resolved = host.viewOf(record).resolveResource(uri, hidden)
       if (resolved !== undefined) {
         const name = resolved.kind === 'resource' ? resolved.entry.resource.uri : resolved.entry.template.uriTemplate
         checkScopes(host, ctx.caller, resolved.kind, name)
       }
     }
-    return await readResource(host.registry, uri, ctx, hidden)
+    return await readResource(host.viewOf(record), uri, ctx, hidden)
   },
 }
 
