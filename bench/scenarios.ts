@@ -129,6 +129,17 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-session-catalogue',
+    label: 'mcp-edge tools/call, 1 session with its own catalogue',
+    group: 'mcp-edge',
+    // The edge-session row with a session that changed its own catalogue (ctx.session.register at
+    // initialized): every call is served from the session's view, cached per worker.
+    server: { kind: 'edge', route: { options: { session_catalogue: true } } },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-jwt',
     label: 'mcp-edge tools/call, 1 session, JWT auth (RS256, scope check)',
     group: 'mcp-edge',

@@ -39,4 +39,10 @@ export default defineHandler((mcp, server) => {
 
     mcp.resource(WATCHED_URI, 'watched', () => `version ${version}`, { mimeType: 'text/plain' }),
   )
+
+  // The edge-session-catalogue row: each session gets a data resource of its own once initialized,
+  // so its requests are served from its own catalogue view.
+  if (server.options.session_catalogue === true) {
+    server.on('initialized', (session) => session.register(mcp.resource('bench://mine', 'mine', `session ${session.id}`)))
+  }
 })
