@@ -54,6 +54,8 @@ export interface DispatchHost extends MethodHost, StatelessHost, MethodSource {
   readonly registry: Registry
   readonly logger: Logger
   readonly notifier: { readonly listeners: ListenRegistry }
+  /** undefined when the route's catalogue is current here; else a promise that reads it (once, after a run-time change). */
+  catalogueReady(): Promise<void> | undefined
 }
 
 /** True when a stateless request may call `method` at all; false means HTTP 404 with -32601. */
@@ -86,6 +88,16 @@ export class StatelessDispatcher {
    * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
   handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
+    const pending = this.#endpoint.catalogueReady()
+    if (pending !== undefined) {
+      return pending.then(
+        () => this.handle(request, envelope, sink, caller, headers),
+        () => {
+          const row = EdgeCode.MCP_EDGE_STORE_UNAVAILABLE
+          sink.respond(errorMessage(request.id, row.rpc, row.message), row.status)
+        },
+      )
+    }
     if (tracing.on) {
       const facts = { sessionId: '', protocolVersion: envelope.protocolVersion, address: caller.address, headers }
       return traceDispatch(request, sink, facts, (traced) => this.#dispatch(request, envelope, traced, caller))
