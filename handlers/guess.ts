@@ -65,7 +65,7 @@ export default defineHandler((mcp, server) => {
         return more ? { ...game, revealed: game.revealed + 1 } : game
       })
       if (!more) return 'Patient: that is all I can tell you. Make your guess.'
-      await ctx.session.register(gameResource(game!))
+      await ctx.session.replaceResources([gameResource(game!)])
       await ctx.session.resourceUpdated(GAME_URI)
       return `Patient: ${DISEASES[game!.answer]!.symptoms[game!.revealed - 1]}.`
     },
@@ -89,7 +89,7 @@ export default defineHandler((mcp, server) => {
         await end(ctx.session)
         return { outcome: 'lost', answer: answer.names[0]!, guesses: game!.guesses.length }
       }
-      await ctx.session.register(gameResource(game!))
+      await ctx.session.replaceResources([gameResource(game!)])
       await ctx.session.resourceUpdated(GAME_URI)
       return { outcome: 'wrong', answer: null, guesses: game!.guesses.length }
     },

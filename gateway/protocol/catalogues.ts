@@ -12,7 +12,7 @@
  * view, and a view is re-read only after a change. list_changed goes out after the change is stored.
  */
 import type { Logger } from 'pino'
-import { applyChange, buildView, kindOf, listsOf, parseOverlay, type CatalogueChange, type Overlay } from '../registry/catalogue.ts'
+import { applyChange, buildView, checkNew, listed, listsOf, parseOverlay, type CatalogueChange, type Overlay } from '../registry/catalogue.ts'
 import type { ListName, Registry } from '../registry/registry.ts'
 import type { DocOwner, SessionRecord, SessionStore, StoredDoc } from '../store/store.ts'
 import { EdgeError } from '../wire/errors.ts'
@@ -113,7 +113,9 @@ export class Catalogues {
     for (let attempt = 1; ; attempt++) {
       const doc = await store.readDoc(this.#owner)
       const overlay = parseOverlay(doc?.value)
-      if (change.op === 'unregister' && !listed(buildView(this.setup, this.setup, overlay), change.key)) return false
+      const view = buildView(this.setup, this.setup, overlay)
+      checkNew(view, change, 'this route')
+      if (change.op === 'unregister' && !listed(view, change.key)) return false
       const next = applyChange(overlay, change)
       const written = await store.writeDoc(this.#owner, doc?.version ?? 0, JSON.stringify(next))
       if (written === 'conflict' || written === 'gone') {
@@ -136,7 +138,9 @@ export class Catalogues {
       await this.ready(undefined)
       const doc = await store.readDoc(owner)
       const overlay = parseOverlay(doc?.value)
-      if (change.op === 'unregister' && !listed(buildView(this.setup, this.#route, overlay), change.key)) return false
+      const view = buildView(this.setup, this.#route, overlay)
+      checkNew(view, change, 'this session')
+      if (change.op === 'unregister' && !listed(view, change.key)) return false
       const next = applyChange(overlay, change)
       const json = JSON.stringify(next)
       const bytes = Buffer.byteLength(json)
@@ -181,20 +185,5 @@ export class Catalogues {
     this.#sessions.delete(sessionId)
     if (this.#sessions.size >= MAX_SESSION_VIEWS) this.#sessions.delete(this.#sessions.keys().next().value as string)
     this.#sessions.set(sessionId, view)
-  }
-}
-
-/** Whether `view` lists the component `key` names. */
-function listed(view: Registry, key: string): boolean {
-  const name = key.slice(key.indexOf(':') + 1)
-  switch (kindOf(key)) {
-    case 'tool':
-      return view.tool(name) !== undefined
-    case 'prompt':
-      return view.prompt(name) !== undefined
-    case 'resource':
-      return view.resource(name) !== undefined
-    case 'template':
-      return view.template(name) !== undefined
   }
 }

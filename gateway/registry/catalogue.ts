@@ -12,6 +12,7 @@
  * unknown to the others.
  */
 import { EdgeError } from '../wire/errors.ts'
+import { invalid } from './component-checks.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import type { Component, CompletionCallback } from './components.ts'
 import type { ComponentKind } from './context.ts'
@@ -84,6 +85,41 @@ export function checkedEntries(setup: Registry, components: readonly Component[]
     }
     return [checked.key, JSON.stringify(data) === JSON.stringify(dataOf(original)) ? 1 : data] as const
   })
+}
+
+/** Whether `view` lists the component `key` names. */
+export function listed(view: Registry, key: string): boolean {
+  const name = key.slice(key.indexOf(':') + 1)
+  switch (kindOf(key)) {
+    case 'tool':
+      return view.tool(name) !== undefined
+    case 'prompt':
+      return view.prompt(name) !== undefined
+    case 'resource':
+      return view.resource(name) !== undefined
+    case 'template':
+      return view.template(name) !== undefined
+  }
+}
+
+const REPLACE: Record<ComponentKind, string> = { tool: 'Tools', prompt: 'Prompts', resource: 'Resources', template: 'ResourceTemplates' }
+const UNREGISTER: Record<ComponentKind, string> = { tool: 'Tool', prompt: 'Prompt', resource: 'Resource', template: 'ResourceTemplate' }
+
+/**
+ * Throws when a run-time `register` names a component `view` already lists, or one twice: as at setup
+ * (and in lua-resty-mcp), replacing is `replace*`'s job. `where` says whose catalogue ("this route").
+ */
+export function checkNew(view: Registry, change: CatalogueChange, where: string): void {
+  if (change.op !== 'register') return
+  const seen = new Set<string>()
+  for (const [key] of change.entries) {
+    const kind = kindOf(key)
+    if (seen.has(key) || listed(view, key)) {
+      const how = seen.has(key) ? 'given twice' : `already registered on ${where} (use replace${REPLACE[kind]}, or unregister${UNREGISTER[kind]} first)`
+      throw invalid(`duplicate ${kind} ${JSON.stringify(key.slice(kind.length + 1))}: ${how}`)
+    }
+    seen.add(key)
+  }
 }
 
 /** `overlay` with `change` made (a new object: the stored one may still be in use). */

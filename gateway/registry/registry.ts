@@ -183,6 +183,7 @@ export class Registry {
    */
   declare(...components: Component[]): void {
     const entries = components.map(toEntry)
+    checkUnique(entries, (kind, name) => this.#mapOf(kind).has(name) || this.#declared.has(`${kind}:${name}`))
     for (const entry of entries) this.#declared.set(entry.key, entry)
   }
 

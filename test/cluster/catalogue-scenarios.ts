@@ -123,6 +123,9 @@ export function catalogueScenarios(t: Test, base: () => string, processes: numbe
     const answers = await everywhere(processes, async () => textOf(await b.callTool({ name: 'extra', arguments: {} })))
     t.same(answers, ['extra answered'], 'and callable everywhere')
 
+    const again = await b.callTool({ name: 'route_again', arguments: {} })
+    t.equal(again.isError, true, 'registering a listed name again is an error, as at setup')
+    t.match(textOf(again), /duplicate tool "extra": already registered on this route/)
     await b.callTool({ name: 'route_describe', arguments: { text: 'described at run time' } })
     t.same(await everywhere(processes, () => listed(a)), [['described at run time']], 'a new description, the same everywhere')
     await a.callTool({ name: 'route_note', arguments: { text: 'a note' } })

@@ -51,6 +51,8 @@ t.test('run-time register, unregister and replace change what the route lists, t
   await server.register(two, one)
   t.same(names(), ['one', 'two'], 'a declared component shown, and one registered at setup back in its place')
   t.equal(endpoint.registry.tool('two')?.descriptor.description, 'declared at setup, listed by nobody yet')
+  await t.rejects(server.register(two), /duplicate tool "two": already registered on this route/, 'a listed name again is an error, as at setup')
+  await server.unregisterTool('two')
   await server.register(mcp.tool('two', two.callback, { description: 'new words' }))
   t.equal(endpoint.registry.tool('two')?.descriptor.description, 'new words', 'the same callback with new descriptions')
   t.throws(() => server.register(mcp.tool('three', () => '3')), { code: 'MCP_EDGE_UNDECLARED_COMPONENT' }, 'a callback nobody declared is refused')
@@ -62,7 +64,7 @@ t.test('run-time register, unregister and replace change what the route lists, t
   t.same(names(), [])
   t.equal(endpoint.registry.tool('one'), undefined, 'a replaced-away tool cannot be called either')
   const stored = await store.readDoc({ route: '/r', name: 'catalogue' })
-  t.equal(stored?.version, 5, 'every change (not the no-op unregister) is a version in the store')
+  t.equal(stored?.version, 6, 'every change (not the no-op unregister nor the refused one) is a version in the store')
   t.equal(server.location, '/r')
 })
 

@@ -44,7 +44,7 @@ export const subscriptionMethods: MethodTable = {
     checkSubscriptionUri(uri, limits)
     // As lua-resty-mcp: only a URI this session could read (a resource, or a template's match) is subscribable.
     const hidden = record.hidden.length === 0 ? undefined : new Set(record.hidden)
-    if (host.registry.resolveResource(uri, hidden) === undefined) throw new McpError(RpcCode.ResourceNotFound, 'Resource not found', { uri })
+    if (host.viewOf(record).resolveResource(uri, hidden) === undefined) throw new McpError(RpcCode.ResourceNotFound, 'Resource not found', { uri })
     const updated = await host.store.update(record.id, { subscribe: uri, max: limits.subscriptions })
     if (updated !== undefined && !updated.subscriptions.includes(uri)) throw tooManySubscriptions(limits)
     host.emit('resources/subscribe', record, params)
