@@ -14,7 +14,7 @@ const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${na
 const redis = await startRedis(t)
 const store = { type: 'redis', url: redis.url, key_prefix: 'catalogue:', command_timeout: 2, connect_timeout: 2 }
 const routes = catalogueRoutes(fixture('guess-pid'), fixture('catalogue'))
-const hosts = (await Promise.all([startGatewayProcess(t, { store, routes }), startGatewayProcess(t, { store, routes })])) as [GatewayProcess, GatewayProcess]
+const hosts = (await Promise.all([startGatewayProcess(t, { store, routes }, 1, 60_000), startGatewayProcess(t, { store, routes }, 1, 60_000)])) as [GatewayProcess, GatewayProcess]
 const balancer = await roundRobin(t, hosts.map((host) => host.url))
 catalogueScenarios(t, () => balancer.url, 2)
 

@@ -10,6 +10,6 @@ import { roundRobin } from './round-robin.ts'
 
 t.setTimeout(120_000)
 const fixture = (name: string): string => fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url))
-const gateway = await startGatewayProcess(t, { workers: 2, drain_timeout: 1, routes: catalogueRoutes(fixture('guess-pid'), fixture('catalogue')) }, 2)
+const gateway = await startGatewayProcess(t, { workers: 2, drain_timeout: 1, routes: catalogueRoutes(fixture('guess-pid'), fixture('catalogue')) }, 2, 60_000)
 const balancer = await roundRobin(t, [gateway.url])
 catalogueScenarios(t, () => balancer.url, 2)
