@@ -13,9 +13,10 @@ const capital = [{ role: 'user' as const, content: { type: 'text' as const, text
 
 export function registerStatelessFixture(mcp: ComponentFactory, server: RouteServer): void {
   // Registering a name twice is an error: unregister first (each change announces its list).
-  const triggerTool = mcp.tool('test_trigger_tool_change', () => {
-    server.unregisterTool('test_trigger_tool_change')
-    server.register(triggerTool)
+  // At run time each change goes through the store to every worker: await one before the next.
+  const triggerTool = mcp.tool('test_trigger_tool_change', async () => {
+    await server.unregisterTool('test_trigger_tool_change')
+    await server.register(triggerTool)
     return 'tools/list_changed sent'
   }, { description: 'Re-registers itself, which sends tools/list_changed to listen streams', inputSchema: NO_ARGS })
   const changingPrompt = mcp.prompt('test_changing_prompt', () => 'A prompt that gets re-registered.', {
@@ -25,9 +26,9 @@ export function registerStatelessFixture(mcp: ComponentFactory, server: RouteSer
   server.register(
     triggerTool,
     changingPrompt,
-    mcp.tool('test_trigger_prompt_change', () => {
-      server.unregisterPrompt('test_changing_prompt')
-      server.register(changingPrompt)
+    mcp.tool('test_trigger_prompt_change', async () => {
+      await server.unregisterPrompt('test_changing_prompt')
+      await server.register(changingPrompt)
       return 'prompts/list_changed sent'
     }, { description: 'Re-registers a prompt, which sends prompts/list_changed to listen streams', inputSchema: NO_ARGS }),
 
