@@ -7,6 +7,7 @@
  * other headers never reach this layer, so they cannot be forwarded.
  */
 import type { UpstreamConfig } from '../config/types.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
 import type { Transport } from '../client/transport.ts'
 import { WebSocketTransport } from '../client/websocket.ts'
@@ -15,6 +16,8 @@ import { WebSocketTransport } from '../client/websocket.ts'
 export interface StdioKey {
   readonly session?: string
   readonly principal?: string
+  /** The downstream client's initialize params, so a `session`-isolated child sees that client's capabilities and info. */
+  readonly initialize?: JsonObject
 }
 
 /** The stdio pool's seam: a Transport for `upstream` and `key`, and shutdown of every child. */

@@ -32,8 +32,12 @@ export interface PoolSession {
   readonly capabilities: ClientCapabilities | undefined
   /** Requests of this session in flight: the session's id → the child's id. */
   readonly inFlight: Map<RequestId, number>
-  /** A message for the session's client. */
-  deliver(message: JsonRpcMessage): void
+  /**
+   * A message for the session's client; `relatedId` is the session's request it belongs to, when
+   * that can be told (a progress notification; a request or log line while that request is the
+   * only one in flight), like the stream of a POST tells it over HTTP.
+   */
+  deliver(message: JsonRpcMessage, relatedId?: RequestId): void
   /** The child is gone; the session's requests in flight fail and its next request takes another child. */
   childGone(child: PoolChild, reason: string): void
 }
@@ -259,7 +263,7 @@ export class PoolChild {
         const outbound = typeof params.progressToken === 'number' ? this.#outbound.get(params.progressToken) : undefined
         if (outbound?.session === undefined || outbound.token === undefined) return
         params.progressToken = outbound.token
-        return outbound.session.deliver(message)
+        return outbound.session.deliver(message, outbound.id)
       }
       case 'notifications/cancelled': {
         const inboundId = this.#inboundByChild.get(params.requestId as RequestId)
@@ -280,7 +284,10 @@ export class PoolChild {
       }
       default:
         // What concerns every client of the server: its lists changed, its log.
-        if (method === 'notifications/message' || method.endsWith('/list_changed')) for (const session of this.sessions) session.deliver(message)
+        if (method === 'notifications/message') {
+          const busy = this.#busy.size === 1 ? this.#busy.values().next().value : undefined
+          for (const session of this.sessions) session.deliver(message, session === busy ? onlyRequest(session) : undefined)
+        } else if (method.endsWith('/list_changed')) for (const session of this.sessions) session.deliver(message)
         else this.#log.debug({ childPid: this.pid, method }, 'stdio upstream notification with no session to go to; dropped')
     }
   }
@@ -306,7 +313,7 @@ export class PoolChild {
       if (this.#elicitations.size >= MAX_TRACKED_ELICITATIONS) this.#elicitations.delete(this.#elicitations.keys().next().value!)
       this.#elicitations.set(params.elicitationId, session!)
     }
-    session!.deliver({ ...request, id: inboundId })
+    session!.deliver({ ...request, id: inboundId }, onlyRequest(session!))
   }
 
   #unsubscribeLocally(session: PoolSession, uri: string): boolean {
@@ -418,4 +425,10 @@ export class PoolChild {
     if (this.#process !== undefined && this.#stopped === undefined) this.#stopped = this.#process.stop(this.#graceMs)
     this.ondeath?.(this, reason, unexpected)
   }
+}
+
+/** The session's one request in flight, if it has exactly one: what a message of the child's then belongs to. */
+function onlyRequest(session: PoolSession): RequestId | undefined {
+  if (session.inFlight.size !== 1) return undefined
+  return session.inFlight.keys().next().value
 }

@@ -108,10 +108,10 @@ export class StdioPoolTransport implements Transport, PoolSession {
     onclose?.()
   }
 
-  deliver(message: JsonRpcMessage): void {
+  deliver(message: JsonRpcMessage, relatedId?: RequestId): void {
     if (this.#state !== 'open') return
     // stdio tells no request a server's request belongs to; with one in flight on this connection, it is that one.
-    const related = 'method' in message && 'id' in message && this.inFlight.size === 1 ? this.inFlight.keys().next().value : undefined
+    const related = relatedId ?? ('method' in message && 'id' in message && this.inFlight.size === 1 ? this.inFlight.keys().next().value : undefined)
     this.onmessage?.(message, related)
   }
 

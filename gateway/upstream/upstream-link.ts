@@ -9,7 +9,7 @@
  *                 ▼
  *              client.request ─► HTTP 404 (the upstream forgot the session) ─► initialize once more, retry once
  */
-import { McpClient } from '../client/client.ts'
+import { CLIENT_PROTOCOL_VERSION, McpClient } from '../client/client.ts'
 import { TransportError } from '../client/errors.ts'
 import type { RequestOptions } from '../client/protocol.ts'
 import type { InitializeResult } from '../client/types.ts'
@@ -124,9 +124,12 @@ export class UpstreamLink {
   async #open(stored: UpstreamSession | undefined): Promise<McpClient> {
     const { upstream, owner } = this
     const timeoutMs = this.#host.timeoutMs(upstream)
-    const key: StdioKey = { session: owner.session || undefined, principal: owner.principal }
+    const clientInfo = owner.clientInfo ?? GATEWAY_CLIENT
+    const key: StdioKey = upstream.url !== undefined
+      ? {}
+      : { session: owner.session || undefined, principal: owner.principal, initialize: stdioInitialize(owner, clientInfo) }
     const transport = connect(upstream, key, this.#host.stdio, timeoutMs)
-    const client = new McpClient(transport, { clientInfo: owner.clientInfo ?? GATEWAY_CLIENT, timeoutMs })
+    const client = new McpClient(transport, { clientInfo, timeoutMs })
     // Only an HTTP session outlives its connection; a WebSocket or a child needs its own handshake.
     if (stored?.id !== undefined && transport.resumeSession !== undefined) {
       const server: InitializeResult = { protocolVersion: stored.protocolVersion, capabilities: stored.capabilities, serverInfo: stored.serverInfo }
@@ -150,5 +153,14 @@ export class UpstreamLink {
     await this.#host.save(this, session)
     await this.#host.opened(client, this)
     return client
+  }
+}
+
+/** The downstream client's initialize as a stdio child of its own would get it (`isolation: session`). */
+function stdioInitialize(owner: LinkOwner, clientInfo: Implementation): JsonObject {
+  return {
+    protocolVersion: owner.protocolVersion ?? CLIENT_PROTOCOL_VERSION,
+    capabilities: owner.clientCapabilities as JsonObject,
+    clientInfo: clientInfo as unknown as JsonObject,
   }
 }
