@@ -34,11 +34,11 @@ function processCpuUs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100
 }
 
-async function gateway(routes: object[]): Promise<{ url: string; child: ChildProcess }> {
+async function gateway(routes: object[], root = ROOT): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
   const config = { listen: { host: '127.0.0.1', port }, log: { level: 'warn' }, routes }
   const [command, args] = pinned(SERVER_CORES, process.execPath, [...(process.env.BENCH_CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF]), '--conditions=mcp-edge-source', '--import', 'tsx', 'bench/servers/edge.ts'])
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, BENCH_EDGE_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, BENCH_EDGE_CONFIG: JSON.stringify(config) }, stdio: ['ignore', 'ignore', 'inherit'] })
   const url = `http://127.0.0.1:${port}`
   for (let tries = 0; tries < 600; tries++) {
     if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return { url, child }
@@ -93,31 +93,53 @@ async function initializeCount(url: string): Promise<number> {
   return count
 }
 
+const median = (values: number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
+
 pinSelfToLoadCore()
 const upstream = await gateway([{ location: '/mcp', handler, server: { name: 'upstream', version: '1' } }])
-const edge = await gateway([
+const proxyRoutes = [
   { location: '/local', handler, server: { name: 'local', version: '1' } },
   { location: '/proxy', server: { name: 'proxy', version: '1' }, upstreams: [{ name: 'up', url: `${upstream.url}/mcp`, health_interval: 3600 }], prefix: 'never' },
-])
+]
+const edge = await gateway(proxyRoutes)
+// BENCH_PROXY_BASELINE=<another checkout> runs its gateway too, row beside row in every round: before/after on one busy machine.
+const baselineRoot = process.env.BENCH_PROXY_BASELINE
+const baseline = baselineRoot === undefined ? undefined : await gateway(proxyRoutes, baselineRoot)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 1)
 try {
   const direct = await drive('upstream called directly', `${upstream.url}/mcp`, upstream.child.pid!)
-  const local = await drive('local tools/call on the gateway', `${edge.url}/local`, edge.child.pid!)
+  const table: Row[] = [direct]
+  const ratios: number[] = []
+  const baselineRatios: number[] = []
+  const added: number[] = []
+  let proxiedSessions = 0
   const before = await initializeCount(upstream.url)
-  const rows = [
-    direct,
-    local,
-    await drive('tools/call through a proxy route to an mcp-edge upstream over HTTP (keep-alive, pooled)', `${edge.url}/proxy`, edge.child.pid!),
-  ]
-  // Every proxied session initialized its upstream session once, plus the probe's one.
-  const proxiedInitializes = (await initializeCount(upstream.url)) - before - sessions
-  const proxied = rows[2]!
+  for (let round = 1; round <= rounds; round++) {
+    const local = await drive(`local tools/call on the gateway (round ${round})`, `${edge.url}/local`, edge.child.pid!)
+    const proxied = await drive(`tools/call through a proxy route to an mcp-edge upstream over HTTP (keep-alive, pooled) (round ${round})`, `${edge.url}/proxy`, edge.child.pid!)
+    proxiedSessions += sessions
+    table.push(local, proxied)
+    ratios.push(proxied.cpuUsPerCall / local.cpuUsPerCall)
+    added.push(proxied.p50Ms - direct.p50Ms)
+    if (baseline !== undefined) {
+      const baseLocal = await drive(`baseline: local tools/call (round ${round})`, `${baseline.url}/local`, baseline.child.pid!)
+      const baseProxied = await drive(`baseline: tools/call through the proxy route (round ${round})`, `${baseline.url}/proxy`, baseline.child.pid!)
+      proxiedSessions += sessions
+      table.push(baseLocal, baseProxied)
+      baselineRatios.push(baseProxied.cpuUsPerCall / baseLocal.cpuUsPerCall)
+    }
+  }
+  // Every proxied session initialized its upstream session once; the probes are not counted (their ping comes first).
+  const extraInitializes = (await initializeCount(upstream.url)) - before - proxiedSessions
   console.log(`| Row | calls/s | p50 ms | p99 ms | gateway CPU µs/call | errors |\n|---|---|---|---|---|---|`)
-  for (const row of rows) console.log(`| ${row.name} | ${row.callsPerS.toFixed(0)} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${row.cpuUsPerCall.toFixed(0)} | ${row.errors} |`)
-  console.log(`\n${sessions} sessions, one call in flight each, ${durationS} s per row`)
-  console.log(`CPU per proxied call ÷ CPU per local call: ${(proxied.cpuUsPerCall / local.cpuUsPerCall).toFixed(2)}× (target ≤ 1.5×)`)
-  console.log(`p50 added by the proxy hop (proxied − direct): ${(proxied.p50Ms - direct.p50Ms).toFixed(2)} ms`)
-  console.log(`upstream initialize calls for ${sessions} proxied sessions and ${Math.round(proxied.callsPerS * durationS)}+ calls: ${proxiedInitializes + sessions} (${sessions} sessions + ${proxiedInitializes} more; target: 0 more)`)
+  for (const row of table) console.log(`| ${row.name} | ${row.callsPerS.toFixed(0)} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${row.cpuUsPerCall.toFixed(0)} | ${row.errors} |`)
+  console.log(`\n${sessions} sessions, one call in flight each, ${durationS} s per row, ${rounds} round(s)`)
+  console.log(`CPU per proxied call ÷ CPU per local call: ${ratios.map((r) => r.toFixed(2)).join(', ')}; median ${median(ratios).toFixed(2)}× (target ≤ 1.5×)`)
+  if (baseline !== undefined) console.log(`baseline (${baselineRoot}): ${baselineRatios.map((r) => r.toFixed(2)).join(', ')}; median ${median(baselineRatios).toFixed(2)}×`)
+  console.log(`p50 added by the proxy hop (proxied − direct, closed loop): median ${median(added).toFixed(2)} ms`)
+  console.log(`upstream initialize calls beyond one per proxied session (${proxiedSessions} sessions): ${extraInitializes} (target: 0)`)
 } finally {
   upstream.child.kill('SIGTERM')
   edge.child.kill('SIGTERM')
+  baseline?.child.kill('SIGTERM')
 }

@@ -98,7 +98,7 @@ export class SseParser {
  * The events of a response body, in order; an event cut off by the end of the body is dropped. With
  * `maxEventBytes`, an event (or a line) growing past it ends the stream with a ProtocolError.
  */
-export async function* readSse(body: ReadableStream<Uint8Array>, maxEventBytes = Infinity): AsyncGenerator<SseEvent> {
+export async function* readSse(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, maxEventBytes = Infinity): AsyncGenerator<SseEvent> {
   const parser = new SseParser()
   const decoder = new TextDecoder()
   let pending = 0
@@ -106,7 +106,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>, maxEventBytes =
     const events = parser.push(decoder.decode(chunk, { stream: true }))
     pending = events.length > 0 ? parser.buffered : pending + chunk.byteLength
     if (pending > maxEventBytes) {
-      await body.cancel().catch(() => undefined)
+      // Leaving the loop by the throw below cancels a ReadableStream and destroys a Node stream too.
+      if ('cancel' in body) await body.cancel().catch(() => undefined)
       throw new ProtocolError(`The server sent an SSE event larger than ${maxEventBytes} bytes`)
     }
     yield* events

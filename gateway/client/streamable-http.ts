@@ -1,5 +1,6 @@
 /**
- * The Streamable HTTP client transport (MCP 2025-11-25 §Transports), on the global `fetch`:
+ * The Streamable HTTP client transport (MCP 2025-11-25 §Transports), on the global `fetch`, a given
+ * one, or node:http with keep-alive Agents (`agents`; http-exchange.ts):
  *
  *   send(request)      POST ─► 200 application/json ─► onmessage(response)
  *                           └► 200 text/event-stream ─► onmessage(each event) … response
@@ -17,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import { agentFetch, connectionAgent, type TlsOptions } from './connection-options.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
+import { BodyTooLargeError, fetchExchange, nodeExchange, type HttpAgents, type HttpAnswer, type HttpExchange } from './http-exchange.ts'
 import { readSse } from './sse-parser.ts'
 import type { Transport } from './transport.ts'
 
@@ -45,6 +47,12 @@ export interface StreamableHttpOptions {
   /** An HTTP proxy (`http://[user:pass@]host:port`), reached with CONNECT; Node's fetch ignores `https_proxy`. */
   proxy?: string | URL
   /**
+   * Without `fetch`, `tls` or `proxy`: exchange over node:http(s) on these keep-alive Agents (`keepAliveAgents()`)
+   * instead of the global fetch, which costs several times the CPU per exchange (WHATWG streams and
+   * Headers). Share one set between transports to the same server, so they share its connections.
+   */
+  agents?: HttpAgents
+  /**
    * close() ends the server's session with DELETE; default true. False when other processes continue
    * the session (a gateway's upstream session is shared data), so only the connection is closed.
    */
@@ -72,8 +80,10 @@ export class StreamableHttpTransport implements Transport {
 
   readonly #url: URL
   readonly #options: StreamableHttpOptions
-  readonly #fetch: typeof fetch
-  /** The Agent behind `#fetch` when TLS or proxy options were given. */
+  readonly #exchange: HttpExchange
+  /** The headers of every POST, made again only when the session id or version changes. */
+  #postHeaders: Record<string, string> | undefined
+  /** The Agent behind the exchange when TLS or proxy options were given. */
   readonly #agent: Agent | undefined
   #sessionId: string | undefined
   #protocolVersion: string | undefined
@@ -87,7 +97,10 @@ export class StreamableHttpTransport implements Transport {
     this.#options = options
     this.#url = new URL(options.url)
     this.#agent = options.fetch === undefined ? connectionAgent(this.#url, options) : undefined
-    this.#fetch = options.fetch ?? (this.#agent === undefined ? fetch : agentFetch(this.#agent))
+    this.#exchange = options.fetch !== undefined ? fetchExchange(options.fetch)
+      : this.#agent !== undefined ? fetchExchange(agentFetch(this.#agent))
+      : options.agents !== undefined ? nodeExchange(options.agents)
+      : fetchExchange(fetch)
   }
 
   get sessionId(): string | undefined {
@@ -100,11 +113,12 @@ export class StreamableHttpTransport implements Transport {
 
   setProtocolVersion(version: string): void {
     this.#protocolVersion = version
+    this.#postHeaders = undefined
   }
 
   async resumeSession(sessionId: string | undefined): Promise<void> {
     if (this.#closed) throw new TransportError('The transport is closed')
-    this.#sessionId = sessionId
+    this.#setSession(sessionId)
     if (this.#options.standaloneStream !== false) await this.#openStandalone()
   }
 
@@ -124,23 +138,24 @@ export class StreamableHttpTransport implements Transport {
     if (requestId !== undefined) this.#requests.set(requestId, controller)
     let streaming = false
     try {
-      const response = await this.#request('POST', { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, controller.signal, {
+      this.#postHeaders ??= this.#headers(POST_HEADERS)
+      const response = await this.#request('POST', this.#postHeaders, controller.signal, {
         body: JSON.stringify(message),
         timeoutMs: requestId === undefined ? this.#timeoutMs : undefined,
         requestId,
       })
-      const sessionId = response.headers.get('mcp-session-id')
-      if (sessionId !== null) this.#sessionId = sessionId
-      if (response.status === 202) return void (await response.body?.cancel())
-      if (!response.ok) throw await statusError(response, requestId)
-      const type = response.headers.get('content-type') ?? ''
+      const sessionId = response.header('mcp-session-id')
+      if (sessionId !== undefined && sessionId !== this.#sessionId) this.#setSession(sessionId)
+      if (response.status === 202) return void (await response.cancel())
+      if (!ok(response)) throw await statusError(response, requestId)
+      const type = response.header('content-type') ?? ''
       if (type.includes('text/event-stream')) {
         streaming = true
         void this.#follow(response, { requestId, signal: controller.signal }).finally(() => this.#untrack(controller, requestId))
       } else if (type.includes('application/json')) {
         this.#deliverJson(await this.#boundedText(response, requestId), requestId)
       } else {
-        await response.body?.cancel()
+        await response.cancel()
         throw new TransportError(`POST answered ${response.status} with an unexpected content type "${type}"`, { requestId, status: response.status })
       }
     } catch (error) {
@@ -156,8 +171,8 @@ export class StreamableHttpTransport implements Transport {
     this.#closed = true
     if (this.#sessionId !== undefined && this.#options.endSessionOnClose !== false) {
       try {
-        const response = await this.#request('DELETE', {}, new AbortController().signal, { timeoutMs: this.#timeoutMs })
-        await response.body?.cancel()
+        const response = await this.#request('DELETE', this.#headers({}), new AbortController().signal, { timeoutMs: this.#timeoutMs })
+        await response.cancel()
       } catch {
         // The session ends on its own when the server is gone or refuses DELETE.
       }
@@ -185,26 +200,19 @@ export class StreamableHttpTransport implements Transport {
   }
 
   /** The body as text, refused (and the connection dropped) past maxMessageBytes. */
-  async #boundedText(response: Response, requestId: RequestId | undefined): Promise<string> {
+  async #boundedText(response: HttpAnswer, requestId: RequestId | undefined): Promise<string> {
     const limit = this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
-    const declared = Number(response.headers.get('content-length') ?? NaN)
-    const tooLarge = (): ProtocolError => new ProtocolError(`The server's answer is larger than ${limit} bytes`, { requestId })
-    if (declared > limit) {
-      await response.body?.cancel()
-      throw tooLarge()
+    try {
+      return await response.text(limit)
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) throw new ProtocolError(`The server's answer is larger than ${limit} bytes`, { requestId })
+      throw new TransportError(`The answer to request ${String(requestId)} was cut off: ${(error as Error).message}`, { requestId, cause: error })
     }
-    if (response.body === null) return ''
-    const chunks: Uint8Array[] = []
-    let size = 0
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.byteLength
-      if (size > limit) {
-        await response.body.cancel().catch(() => undefined)
-        throw tooLarge()
-      }
-      chunks.push(chunk)
-    }
-    return Buffer.concat(chunks).toString('utf8')
+  }
+
+  #setSession(sessionId: string | undefined): void {
+    this.#sessionId = sessionId
+    this.#postHeaders = undefined
   }
 
   #deliverJson(text: string, requestId: RequestId | undefined): void {
@@ -218,8 +226,8 @@ export class StreamableHttpTransport implements Transport {
   }
 
   /** Reads an SSE stream to its end, resuming it with GET + Last-Event-ID while it may still carry an answer. */
-  async #follow(first: Response, stream: Stream): Promise<void> {
-    let response: Response | undefined = first
+  async #follow(first: HttpAnswer, stream: Stream): Promise<void> {
+    let response: HttpAnswer | undefined = first
     let failures = 0
     for (;;) {
       let answered = false
@@ -242,10 +250,10 @@ export class StreamableHttpTransport implements Transport {
       try {
         const headers: Record<string, string> = { accept: 'text/event-stream' }
         if (stream.lastEventId !== undefined) headers['last-event-id'] = stream.lastEventId
-        const resumed = await this.#request('GET', headers, stream.signal, { timeoutMs: this.#timeoutMs, requestId: stream.requestId })
-        if (resumed.ok) response = resumed
+        const resumed = await this.#request('GET', this.#headers(headers), stream.signal, { timeoutMs: this.#timeoutMs, requestId: stream.requestId })
+        if (ok(resumed)) response = resumed
         else if (resumed.status === 404 || resumed.status === 405) return this.#lost(stream, (await statusError(resumed, stream.requestId)).message, resumed.status)
-        else await resumed.body?.cancel()
+        else await resumed.cancel()
       } catch {
         if (this.#closed || stream.signal.aborted) return
       }
@@ -253,12 +261,11 @@ export class StreamableHttpTransport implements Transport {
   }
 
   /** Delivers the events of one connection; `answered` once it carried the answer to the stream's request. */
-  async #read(response: Response, stream: Stream): Promise<{ answered: boolean; events: number }> {
+  async #read(response: HttpAnswer, stream: Stream): Promise<{ answered: boolean; events: number }> {
     let answered = false
     let events = 0
-    if (response.body === null) return { answered, events }
     try {
-      for await (const event of readSse(response.body, this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)) {
+      for await (const event of readSse(response.chunks(), this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES)) {
         events++
         if (event.id !== undefined) stream.lastEventId = event.id
         if (event.retry !== undefined) stream.retryMs = event.retry
@@ -293,27 +300,27 @@ export class StreamableHttpTransport implements Transport {
       this.#untrack(controller, undefined)
       if (!this.#closed && !controller.signal.aborted) this.onerror?.(error as Error)
     }
-    let response: Response
+    let response: HttpAnswer
     try {
-      response = await this.#request('GET', { accept: 'text/event-stream' }, controller.signal, { timeoutMs: this.#timeoutMs })
+      response = await this.#request('GET', this.#headers(SSE_HEADERS), controller.signal, { timeoutMs: this.#timeoutMs })
       if (response.status === 405) {
         this.#untrack(controller, undefined)
-        return void (await response.body?.cancel()) // the server offers no standalone stream
+        return void (await response.cancel()) // the server offers no standalone stream
       }
-      if (!response.ok) throw await statusError(response, undefined)
+      if (!ok(response)) throw await statusError(response, undefined)
     } catch (error) {
       return report(error)
     }
     void this.#follow(response, { signal: controller.signal }).then(() => this.#untrack(controller, undefined), report)
   }
 
-  /** One HTTP exchange up to its response head; `timeoutMs` bounds the wait for the head only. */
+  /** One HTTP exchange up to its response head (`headers` complete); `timeoutMs` bounds the wait for the head only. */
   async #request(
     method: string,
-    headers: Record<string, string>,
+    headers: Readonly<Record<string, string>>,
     signal: AbortSignal,
     options: { body?: string; timeoutMs?: number | undefined; requestId?: RequestId | undefined },
-  ): Promise<Response> {
+  ): Promise<HttpAnswer> {
     const { timeoutMs, requestId } = options
     const timer = new AbortController()
     const timeout = timeoutMs === undefined ? undefined : setTimeout(() => timer.abort(TIMEOUT), timeoutMs)
@@ -321,18 +328,19 @@ export class StreamableHttpTransport implements Transport {
     // which costs more than the rest of the exchange's bookkeeping.
     const combined = timeout === undefined ? signal : AbortSignal.any([signal, timer.signal])
     try {
-      return await this.#fetch(this.#url, { method, headers: this.#headers(headers), body: options.body, signal: combined })
+      return await this.#exchange(this.#url, method, headers, options.body, combined)
     } catch (error) {
       if (timer.signal.aborted) throw new TimeoutError(`${method} ${this.#url} sent no response head within ${timeoutMs} ms`, timeoutMs!, { requestId })
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause
-      const detail = cause?.code ?? cause?.message ?? (error as Error).message
+      // fetch wraps the socket's error as its cause; node:http throws it as it is.
+      const { cause, code } = error as { cause?: { code?: string; message?: string }; code?: string }
+      const detail = cause?.code ?? cause?.message ?? (code !== undefined && code !== 'ABORT_ERR' ? code : (error as Error).message)
       throw new TransportError(`${method} ${this.#url} failed: ${detail}`, { requestId, cause: error })
     } finally {
       clearTimeout(timeout)
     }
   }
 
-  #headers(extra: Record<string, string>): Record<string, string> {
+  #headers(extra: Readonly<Record<string, string>>): Record<string, string> {
     const headers: Record<string, string> = { ...this.#options.headers, ...extra }
     if (this.#options.authorization !== undefined) headers.authorization = this.#options.authorization
     if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId
@@ -341,9 +349,14 @@ export class StreamableHttpTransport implements Transport {
   }
 }
 
+const POST_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }
+const SSE_HEADERS = { accept: 'text/event-stream' }
+
+const ok = (response: HttpAnswer): boolean => response.status >= 200 && response.status < 300
+
 /** A TransportError for a refused HTTP exchange, with the server's JSON-RPC error message when it sent one. */
-async function statusError(response: Response, requestId: RequestId | undefined): Promise<TransportError> {
-  const text = await response.text().catch(() => '')
+async function statusError(response: HttpAnswer, requestId: RequestId | undefined): Promise<TransportError> {
+  const text = await response.text(65_536).catch(() => '')
   let detail = text.slice(0, 200)
   try {
     const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message

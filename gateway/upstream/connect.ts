@@ -8,6 +8,7 @@
  */
 import type { UpstreamConfig } from '../config/types.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
+import { keepAliveAgents, type HttpAgents } from '../client/http-exchange.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
 import type { Transport } from '../client/transport.ts'
 import { WebSocketTransport } from '../client/websocket.ts'
@@ -34,6 +35,13 @@ export function maxMessageBytes(upstream: UpstreamConfig): number {
   return upstream.max_message_size ?? DEFAULT_MAX_MESSAGE_BYTES
 }
 
+/**
+ * This worker's keep-alive connections to HTTP upstreams, shared by every upstream session (up to 64
+ * idle ones per upstream origin are kept). node:http rather than fetch: a proxied call is a second
+ * HTTP exchange, and fetch's WHATWG streams cost several times the CPU of the whole local call.
+ */
+let agents: HttpAgents | undefined
+
 /** Milliseconds to wait for an upstream WebSocket handshake. */
 const CONNECT_TIMEOUT_MS = 10_000
 
@@ -54,6 +62,7 @@ export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTra
   }
   return new StreamableHttpTransport({
     url,
+    agents: (agents ??= keepAliveAgents()),
     headers: upstream.headers,
     timeoutMs,
     // The upstream session is shared data: a worker dropping its connection must not end it.
