@@ -84,10 +84,13 @@ export function keepAliveAgents(maxFreeSockets = 64): HttpAgents {
 
 /** Exchanges on node:http(s) with `agents`. */
 export function nodeExchange(agents: HttpAgents): HttpExchange {
+  // The URL's parts, taken apart once per URL rather than on every request.
+  let target: { url: URL; secure: boolean; host: string; port: string; path: string } | undefined
   return (url, method, headers, body, signal) =>
     new Promise<HttpAnswer>((resolve, reject) => {
-      const secure = url.protocol === 'https:'
-      const request = (secure ? https : http).request(url, { method, headers, agent: secure ? agents.https : agents.http, signal })
+      if (target?.url !== url) target = { url, secure: url.protocol === 'https:', host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: url.pathname + url.search }
+      const { secure, host, port, path } = target
+      const request = (secure ? https : http).request({ host, port, path, method, headers, agent: secure ? agents.https : agents.http, signal })
       request.once('error', reject)
       request.once('response', (response) => {
         request.off('error', reject)
