@@ -9,6 +9,7 @@ import { renderChart } from './chart.ts'
 import type { Costs, RedisCost } from './costs.ts'
 import type { Fanout } from './fanout.ts'
 import type { ProfileSummary } from './profile.ts'
+import type { ProxyHop } from './proxy-hop.ts'
 import type { Soak } from './soak.ts'
 import { FASTIFY } from './scenarios.ts'
 import { ROOT } from './servers.ts'
@@ -56,6 +57,8 @@ export interface BenchResults {
   costs: Costs | { skipped: string }
   fanout: Fanout | { skipped: string }
   redisCost: RedisCost | { skipped: string }
+  /** The proxy hop at a fixed rate (proxy-hop.ts); absent in results written before it existed. */
+  proxyHop?: ProxyHop | { skipped: string }
   targets: Target[]
   profile?: ProfileSummary
   /** `--soak <seconds>`: memory slopes under mixed traffic. */
@@ -166,6 +169,28 @@ export function evaluateTargets(results: BenchResults): Target[] {
     })
   }
   const { costs, fanout, redisCost } = results
+  const hop = results.proxyHop ?? { skipped: 'not run' }
+  const hopAt = isSkipped(hop) ? '' : ` at ${fmtInt(hop.rate)} req/s`
+  targets.push(
+    {
+      what: `proxy route to an HTTP upstream: the gateway's CPU per call${hopAt}`,
+      target: '≤ 1.5 × a local tools/call',
+      measured: isSkipped(hop) ? 'not measured' : `${fmt(hop.cpuRatio)} × (${fmtInt(hop.proxied.cpuUsPerCall)} µs against ${fmtInt(hop.direct.cpuUsPerCall)} µs)`,
+      pass: isSkipped(hop) ? undefined : hop.cpuRatio <= 1.5,
+    },
+    {
+      what: `proxy route to an HTTP upstream: added p50${hopAt}`,
+      target: '≤ 1 ms',
+      measured: isSkipped(hop) ? 'not measured' : `${fmt(hop.addedP50Ms)} ms (${fmt(hop.proxied.p50Ms)} against ${fmt(hop.direct.p50Ms)} ms)`,
+      pass: isSkipped(hop) ? undefined : hop.addedP50Ms <= 1 && hop.proxied.errors === 0,
+    },
+    {
+      what: 'proxy route: upstream initialize calls beyond one per session',
+      target: '0',
+      measured: isSkipped(hop) ? 'not measured' : String(hop.extraInitializes),
+      pass: isSkipped(hop) ? undefined : hop.extraInitializes === 0,
+    },
+  )
   targets.push({
     what: 'idle session in Redis',
     target: '≤ 0.6 KiB',
@@ -234,6 +259,13 @@ function saturationNote(results: BenchResults): string | undefined {
 
 const verdict = (pass: boolean | undefined): string => (pass === undefined ? '–' : pass ? 'PASS' : 'FAIL')
 
+/** One line on the proxy hop: both paced runs and what the hop adds. */
+function hopLine(hop: ProxyHop): string {
+  const run = (r: ProxyHop['direct']): string => `p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, ${fmtInt(r.cpuUsPerCall)} µs CPU/call, ${r.errors} errors`
+  return `${fmtInt(hop.rate)} req/s for ${hop.seconds} s over ${hop.sessions} sessions: upstream directly ${run(hop.direct)}; through the proxy route ${run(hop.proxied)}` +
+    `; added p50 ${fmt(hop.addedP50Ms)} ms, CPU ${fmt(hop.cpuRatio)} ×, ${hop.extraInitializes} extra upstream initialize`
+}
+
 /** The table printed at the end of a run. */
 export function formatTable(results: BenchResults): string {
   const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '×Fastify', '×SDK', 'p99×Fastify']
@@ -263,6 +295,8 @@ export function formatTable(results: BenchResults): string {
   const { redisCost } = results
   if (isSkipped(redisCost)) out.push(`bytes per idle session in Redis: skipped (${redisCost.skipped})`)
   else out.push(`redis store: ${fmtInt(redisCost.bytesPerSession)} B of Redis used_memory per idle session (${fmtInt(redisCost.sessions)} sessions)`)
+  const hop = results.proxyHop ?? { skipped: 'not run' }
+  out.push(isSkipped(hop) ? `proxy hop: skipped (${hop.skipped})` : `proxy hop: ${hopLine(hop)}`)
   if (isSkipped(fanout)) out.push(`fan-out: skipped (${fanout.skipped})`)
   else out.push(`fan-out: resourceUpdated reached ${fmtInt(fanout.sessions)} open GET streams in ${fmt(fanout.medianMs, 1)} ms median, ${fmt(fanout.maxMs, 1)} ms max (${fanout.rounds} rounds)`)
   out.push('', 'targets:')
@@ -306,6 +340,8 @@ export function formatMarkdown(results: BenchResults, image: string): string {
       ? `| bytes per idle session in Redis | skipped: ${redisCost.skipped} |`
       : `| bytes per idle session in Redis (used_memory, ${fmtInt(redisCost.sessions)} sessions) | ${fmtInt(redisCost.bytesPerSession)} B |`,
   )
+  const hop = results.proxyHop ?? { skipped: 'not run' }
+  out.push(isSkipped(hop) ? `| proxy hop at a fixed rate | skipped: ${hop.skipped} |` : `| proxy hop (proxy-hop.ts) | ${hopLine(hop)} |`)
   out.push(
     isSkipped(fanout)
       ? `| resourceUpdated fan-out | skipped: ${fanout.skipped} |`

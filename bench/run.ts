@@ -9,7 +9,8 @@
  *
  * Environment: BENCH_QUICK=1 (3 s runs), BENCH_DURATION=<s>, BENCH_ROUNDS=<n> (rounds over all
  * scenarios, each row the median; for noisy machines), BENCH_CONNECTIONS,
- * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `profile`),
+ * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `proxy-hop`, `profile`),
+ * BENCH_PROXY_RATE (the proxy hop's fixed rate, default 1000 req/s),
  * BENCH_PROFILE=1 or --profile (also take a CPU profile of mcp-edge's hot path; BENCH_PROFILE_SCENARIO
  * picks another scenario, a baseline included), BENCH_DEBUG=1 (servers' output on stderr).
  */
@@ -20,6 +21,7 @@ import path from 'node:path'
 import { measureCosts, measureRedisCost } from './costs.ts'
 import { describeCpus, pinSelfToLoadCore } from './cpu.ts'
 import { measureFanout } from './fanout.ts'
+import { measureProxyHop } from './proxy-hop.ts'
 import { startIssuer } from './issuer.ts'
 import { McpHttp, pool } from './mcp-http.ts'
 import { formatProfile, monotonicUs, summariseProfile, type ProfileSummary, type Window } from './profile.ts'
@@ -86,12 +88,14 @@ class SetupError extends Error {}
 
 async function runScenario(scenario: Scenario, options: StartOptions = {}): Promise<WrkResult & { window: Window }> {
   const redis = scenario.needs === 'redis' ? await startRedis() : undefined
+  // An mcp-edge upstream (the bench handler) for a proxy route to put in front of it.
+  const upstream = scenario.needs === 'upstream' ? await startServer({ kind: 'edge' }) : undefined
   const issuer = scenario.jwt === true ? await startIssuer() : undefined
   const headers: Record<string, string> = issuer === undefined ? {} : { authorization: issuer.authorization }
   let server: RunningServer | undefined
   let sessions: string[]
   try {
-    let spec = withService(scenario.server, redis?.url)
+    let spec = withService(scenario.server, redis?.url, upstream?.url)
     if (issuer !== undefined && spec.kind === 'edge') spec = { ...spec, route: { ...spec.route, ...issuer.route } }
     server = await startServer(spec, options)
     sessions = await createSessions(server.url, scenario.sessions, headers)
@@ -99,6 +103,7 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
     if (scenario.load.websocket !== true) await checkServer(server.url, sessions[0], scenario.load, headers)
   } catch (error) {
     await server?.stop()
+    await upstream?.stop()
     await redis?.stop()
     await issuer?.stop()
     throw new SetupError((error as Error).message)
@@ -115,6 +120,7 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
     return { ...result, window: { fromUs, toUs: monotonicUs() } }
   } finally {
     await server.stop()
+    await upstream?.stop()
     await redis?.stop()
     await issuer?.stop()
   }
@@ -278,6 +284,12 @@ async function main(): Promise<number> {
     log(`- fan-out to ${FANOUT_SESSIONS} sessions …`)
     fanout = await measureFanout(FANOUT_SESSIONS, quick ? 3 : 7).catch(failed)
   }
+  let proxyHop: BenchResults['proxyHop'] = { skipped: 'not run (BENCH_ONLY)' }
+  if (wanted('proxy-hop')) {
+    const rate = Number(process.env.BENCH_PROXY_RATE ?? 1000)
+    log(`- proxy hop: ${rate} req/s, directly and through a proxy route …`)
+    proxyHop = await measureProxyHop(rate, quick ? 5 : durationS).catch(failed)
+  }
   const profile = profiling ? await profileHotPath() : undefined
 
   const results: BenchResults = {
@@ -301,6 +313,7 @@ async function main(): Promise<number> {
     costs,
     fanout,
     redisCost,
+    proxyHop,
     targets: [],
     ...(profile === undefined ? {} : { profile }),
   }

@@ -23,8 +23,11 @@ export interface Scenario {
   load: WrkLoad
   /** The official-SDK scenario this one is compared with (its "× SDK" column). */
   sdkPeer?: string
-  /** A service to start first; its URL goes into the server's store config. */
-  needs?: 'redis'
+  /**
+   * A service to start first: `redis`, whose URL goes into the server's store config; `upstream`, an
+   * mcp-edge serving the bench handler, whose URL goes into the route's first upstream.
+   */
+  needs?: 'redis' | 'upstream'
   /**
    * Access control on the route: the runner starts a token issuer, adds its `auth` and `scopes` to
    * the route (over `server.route`'s keys, which a row may extend, e.g. with `limits`) and sends its
@@ -258,6 +261,21 @@ export const SCENARIOS: Scenario[] = [
     upcoming: true,
   },
   {
+    name: 'edge-proxy-http',
+    label: 'tools/call through an HTTP upstream (proxy route, 1 session)',
+    group: 'mcp-edge',
+    // A transparent proxy route in front of another mcp-edge process (the bench handler) over
+    // Streamable HTTP: keep-alive connections, the session's upstream session made once and reused.
+    server: {
+      kind: 'edge',
+      route: { handler: undefined, prefix: 'never', upstreams: [{ name: 'up', url: 'filled in by withService', health_interval: 3600 }] },
+    },
+    needs: 'upstream',
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-redis',
     label: 'mcp-edge tools/call, redis store',
     group: 'mcp-edge',
@@ -271,8 +289,14 @@ export const SCENARIOS: Scenario[] = [
   },
 ]
 
-/** The scenario's server with the URL of the service it needs filled into its store config. */
-export function withService(server: ServerSpec, url: string | undefined): ServerSpec {
-  if (server.kind !== 'edge' || url === undefined) return server
-  return { ...server, store: { ...server.store, url } }
+/** The scenario's server with the URL of the service it needs filled in: the store's, the first upstream's. */
+export function withService(server: ServerSpec, storeUrl: string | undefined, upstreamUrl?: string): ServerSpec {
+  if (server.kind !== 'edge') return server
+  let spec = server
+  if (storeUrl !== undefined) spec = { ...spec, store: { ...spec.store, url: storeUrl } }
+  const upstreams = spec.route?.upstreams as Array<Record<string, unknown>> | undefined
+  if (upstreamUrl !== undefined && upstreams !== undefined) {
+    spec = { ...spec, route: { ...spec.route, upstreams: [{ ...upstreams[0], url: upstreamUrl }, ...upstreams.slice(1)] } }
+  }
+  return spec
 }

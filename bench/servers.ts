@@ -50,6 +50,8 @@ export interface StartOptions {
 export interface RunningServer {
   /** The MCP endpoint, e.g. http://127.0.0.1:40123/mcp. */
   readonly url: string
+  /** The server's process (taskset execs it, so it is the node process itself). */
+  readonly pid: number
   /** process.memoryUsage() of the server after forced full GCs. */
   measure(): Promise<NodeJS.MemoryUsage>
   /** SIGTERM (a clean exit, so a CPU profile gets written), SIGKILL after 10 s. */
@@ -155,6 +157,7 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
   }
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    pid: child.pid!,
     measure: () => measure(child),
     async stop() {
       if (child.exitCode !== null) return
