@@ -8,6 +8,11 @@
  *                 │                       └──► initialize (the downstream client's capabilities) ─► save
  *                 ▼
  *              client.request ─► HTTP 404 (the upstream forgot the session) ─► initialize once more, retry once
+ *
+ * A connection that closes underneath (a WebSocket dropped, the upstream restarted) is forgotten at
+ * once: its requests in flight fail, and the next request opens a new one with a new handshake. While
+ * the upstream is down, the route's health refuses calls at once and its probe retries with backoff,
+ * so reconnection attempts are paced by the probe, not by the callers.
  */
 import { CLIENT_PROTOCOL_VERSION, McpClient } from '../client/client.ts'
 import { TransportError } from '../client/errors.ts'
@@ -51,6 +56,8 @@ export class UpstreamLink {
   lastUsed = Date.now()
   readonly #host: LinkHost
   #client: Promise<McpClient> | undefined
+  /** The client #client resolved to, once it has. */
+  #current: McpClient | undefined
   /** The upstream session id this link's client carries. */
   #sessionId: string | undefined
   #closed = false
@@ -117,6 +124,7 @@ export class UpstreamLink {
   #drop(): void {
     const client = this.#client
     this.#client = undefined
+    this.#current = undefined
     this.#sessionId = undefined
     client?.then((c) => c.close(), () => undefined).catch(() => undefined)
   }
@@ -130,20 +138,31 @@ export class UpstreamLink {
       : { session: owner.session || undefined, principal: owner.principal, initialize: stdioInitialize(owner, clientInfo) }
     const transport = connect(upstream, key, this.#host.stdio, timeoutMs)
     const client = new McpClient(transport, { clientInfo, timeoutMs })
+    // The connection closed underneath: forget it, so the next request connects (and initializes) anew.
+    const on = {
+      close: () => {
+        if (this.#current !== client) return
+        this.#client = undefined
+        this.#current = undefined
+        this.#sessionId = undefined
+      },
+    }
     // Only an HTTP session outlives its connection; a WebSocket or a child needs its own handshake.
     if (stored?.id !== undefined && transport.resumeSession !== undefined) {
       const server: InitializeResult = { protocolVersion: stored.protocolVersion, capabilities: stored.capabilities, serverInfo: stored.serverInfo }
-      await client.resume(server, stored.id)
+      await client.resume(server, stored.id, { on })
       this.#host.relay(client, this)
       this.server = server
       this.#sessionId = stored.id
+      this.#current = client
       return client
     }
     // The upstream sees exactly what the downstream client declared: nothing stripped, nothing added.
-    const server = await client.initialize({ capabilities: owner.clientCapabilities, protocolVersion: owner.protocolVersion, timeoutMs })
+    const server = await client.initialize({ capabilities: owner.clientCapabilities, protocolVersion: owner.protocolVersion, timeoutMs, on })
     this.#host.relay(client, this)
     this.server = server
     this.#sessionId = transport.sessionId
+    this.#current = client
     const session: UpstreamSession = {
       ...(transport.sessionId === undefined ? {} : { id: transport.sessionId }),
       protocolVersion: server.protocolVersion,
