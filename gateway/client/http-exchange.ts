@@ -3,33 +3,16 @@
  * wires:
  *
  *   fetchExchange(fetch)   the WHATWG fetch (the global one, or a caller's: a browser, a test's recorder)
- *   nodeExchange(agents)   node:http(s) with keep-alive Agents: no WHATWG streams or Headers objects, the
- *                          body read with 'data' events; what a gateway uses for its upstreams, where a
- *                          proxied call's second HTTP exchange is most of its cost
+ *   nodeExchange(agents)   keep-alive connections: http: on the lean HTTP/1.1 client (http1.ts), https: on
+ *                          node:https; no WHATWG streams or Headers objects; what a gateway uses for its
+ *                          upstreams, where a proxied call's second HTTP exchange is most of its cost
  *
  * Both answer with an `HttpAnswer`; the transport never sees which wire carried it.
  */
-import http from 'node:http'
+import type http from 'node:http'
 import https from 'node:https'
-
-/** The response of one exchange: its head, and its body read once (as text, or chunk by chunk). */
-export interface HttpAnswer {
-  readonly status: number
-  /** A response header (name in lower case), undefined when absent. */
-  header(name: string): string | undefined
-  /** The body's chunks, for a stream (SSE); read it once. */
-  chunks(): AsyncIterable<Uint8Array>
-  /** The whole body as UTF-8; past `limit` bytes the connection is dropped and it rejects with BodyTooLargeError. */
-  text(limit: number): Promise<string>
-  /** Drops the rest of the body (a body already complete leaves the connection to be reused). */
-  cancel(): Promise<void>
-}
-
-/** One exchange; rejects with the wire's own error (its `code`, or a fetch error's `cause.code`). */
-export type HttpExchange = (url: URL, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal) => Promise<HttpAnswer>
-
-/** A body larger than the limit `text()` was given. */
-export class BodyTooLargeError extends Error {}
+import { BodyTooLargeError, type HttpAnswer, type HttpExchange } from './http-answer.ts'
+import { Http1Pool } from './http1.ts'
 
 /** Exchanges on a WHATWG `fetch`. */
 export function fetchExchange(fetchImpl: typeof fetch): HttpExchange {
@@ -66,31 +49,36 @@ export function fetchExchange(fetchImpl: typeof fetch): HttpExchange {
 
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}
 
-/** The keep-alive Agents of `nodeExchange`: one per scheme. */
+/** The keep-alive connections of `nodeExchange`: the lean HTTP/1.1 pool for http:, an Agent for https:. */
 export interface HttpAgents {
-  readonly http: http.Agent
+  readonly http: Http1Pool
   readonly https: https.Agent
 }
 
 /**
- * Keep-alive Agents for `nodeExchange`. Sockets are not capped (each open SSE stream holds one, as
- * it would on fetch); idle ones are kept up to `maxFreeSockets` per origin, reused last-in first-out,
- * and closed when the server's `Keep-Alive: timeout` says it will close them.
+ * Keep-alive connections for `nodeExchange`. They are not capped (each open SSE stream holds one, as
+ * it would on fetch); idle ones are kept up to `maxIdle` per origin, reused last-in first-out, and
+ * closed when the server's `Keep-Alive: timeout` says it will close them.
  */
-export function keepAliveAgents(maxFreeSockets = 64): HttpAgents {
-  const options = { keepAlive: true, maxFreeSockets, scheduling: 'lifo' as const }
-  return { http: new http.Agent(options), https: new https.Agent(options) }
+export function keepAliveAgents(maxIdle = 64): HttpAgents {
+  return { http: new Http1Pool(maxIdle), https: new https.Agent({ keepAlive: true, maxFreeSockets: maxIdle, scheduling: 'lifo' }) }
 }
 
-/** Exchanges on node:http(s) with `agents`. */
+/** Exchanges on `agents`: http: on the lean HTTP/1.1 pool (http1.ts), https: on node:https. */
 export function nodeExchange(agents: HttpAgents): HttpExchange {
+  const plain = agents.http.exchange()
+  const secure = httpsExchange(agents.https)
+  return (url, ...rest) => (url.protocol === 'http:' ? plain(url, ...rest) : secure(url, ...rest))
+}
+
+function httpsExchange(agent: https.Agent): HttpExchange {
   // The URL's parts, taken apart once per URL rather than on every request.
-  let target: { url: URL; secure: boolean; host: string; port: string; path: string } | undefined
+  let target: { url: URL; host: string; port: string; path: string } | undefined
   return (url, method, headers, body, signal) =>
     new Promise<HttpAnswer>((resolve, reject) => {
-      if (target?.url !== url) target = { url, secure: url.protocol === 'https:', host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: url.pathname + url.search }
-      const { secure, host, port, path } = target
-      const request = (secure ? https : http).request({ host, port, path, method, headers, agent: secure ? agents.https : agents.http, signal })
+      if (target?.url !== url) target = { url, host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: url.pathname + url.search }
+      const { host, port, path } = target
+      const request = https.request({ host, port, path, method, headers, agent, signal })
       request.once('error', reject)
       request.once('response', (response) => {
         request.off('error', reject)

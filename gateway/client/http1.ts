@@ -1,0 +1,381 @@
+/**
+ * A lean HTTP/1.1 client for plain `http:` upstreams: keep-alive connections to one origin, each
+ * request written as one string in one write, the response head parsed by hand. It costs about a
+ * quarter of node:http's ClientRequest per exchange (measured on loopback: ~20 µs against ~77 µs of
+ * CPU; fetch took ~550 µs), and a proxied call pays for a second exchange on every request.
+ *
+ *   exchange ─► idle connection? (last in, first out) ─► write "POST /path HTTP/1.1 …" + body
+ *            └► none: connect (no cap: each open SSE stream holds one, as on fetch)
+ *   response ─► head (status, headers) ─► HttpAnswer ─► body: content-length | chunked | until close
+ *            ─► body done, keep-alive ─► back to the idle list (at most `maxIdle`; each closed when the
+ *               server's `Keep-Alive: timeout` says, else after 4 s idle)
+ *
+ * Only what an MCP exchange needs: no 1xx, no trailers (read and dropped), no pipelining.
+ */
+import net from 'node:net'
+import { BodyTooLargeError, type HttpAnswer, type HttpExchange } from './http-answer.ts'
+
+/** Largest response head accepted, in bytes. */
+const MAX_HEAD_BYTES = 64 * 1024
+/** Idle time before a kept connection is closed when the server gave no `Keep-Alive: timeout`. */
+const DEFAULT_IDLE_MS = 4000
+
+/** A socket-level failure, with the code a caller reports (like node's own errors). */
+function wireError(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code })
+}
+
+const UNSAFE = /[\r\n\0]/
+
+/** The keep-alive connections of one worker to plain-HTTP origins. */
+export class Http1Pool {
+  readonly #idle = new Map<string, Connection[]>()
+  readonly #maxIdle: number
+
+  constructor(maxIdle = 64) {
+    this.#maxIdle = maxIdle
+  }
+
+  /** An HttpExchange on this pool (plain http: URLs only). */
+  exchange(): HttpExchange {
+    return (url, method, headers, body, signal) => this.#request(url, method, headers, body, signal)
+  }
+
+  #request(url: URL, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal): Promise<HttpAnswer> {
+    if (signal.aborted) return Promise.reject(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }))
+    let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`
+    for (const name in headers) {
+      const value = headers[name]!
+      if (UNSAFE.test(name) || UNSAFE.test(value)) return Promise.reject(new TypeError(`header ${JSON.stringify(name)} has a line break`))
+      head += `${name}: ${value}\r\n`
+    }
+    head += body === undefined ? '\r\n' : `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+    const origin = url.host
+    const connection = this.#take(origin) ?? new Connection(url.hostname.replace(/^\[|\]$/g, ''), Number(url.port || 80), origin, this)
+    return connection.send(head, signal)
+  }
+
+  #take(origin: string): Connection | undefined {
+    const list = this.#idle.get(origin)
+    let connection: Connection | undefined
+    while (connection === undefined && list !== undefined && list.length > 0) {
+      connection = list.pop()
+      // One the server is closing (its FIN not yet handled) is no use.
+      if (!connection!.usable) connection = undefined
+    }
+    if (list?.length === 0) this.#idle.delete(origin)
+    connection?.wake()
+    return connection
+  }
+
+  /** A connection whose exchange is over and that may be used again. */
+  release(connection: Connection): void {
+    let list = this.#idle.get(connection.origin)
+    if (list === undefined) this.#idle.set(connection.origin, (list = []))
+    if (list.length >= this.#maxIdle) return connection.destroy()
+    list.push(connection)
+    connection.idle()
+  }
+
+  /** Forgets a connection that closed while idle. */
+  forget(connection: Connection): void {
+    const list = this.#idle.get(connection.origin)
+    const at = list?.indexOf(connection) ?? -1
+    if (at >= 0) list!.splice(at, 1)
+    if (list?.length === 0) this.#idle.delete(connection.origin)
+  }
+}
+
+type BodyMode = { kind: 'length'; left: number } | { kind: 'chunked'; left: number; state: 'size' | 'data' | 'crlf' | 'trailer' } | { kind: 'close' }
+
+/** One keep-alive connection, with at most one exchange at a time. */
+class Connection {
+  readonly origin: string
+  readonly #socket: net.Socket
+  readonly #pool: Http1Pool
+  #buffer: Buffer | undefined
+  #idleMs = DEFAULT_IDLE_MS
+  #idleTimer: NodeJS.Timeout | undefined
+  /** The exchange in progress: waiting for the head, then reading the body. */
+  #waiting: { resolve: (answer: HttpAnswer) => void; reject: (error: Error) => void } | undefined
+  #answer: Answer | undefined
+  #body: BodyMode | undefined
+  #keepAlive = true
+  #signal: AbortSignal | undefined
+  readonly #onAbort = (): void => this.#fail(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }))
+
+  get usable(): boolean {
+    return this.#socket.readyState === 'open' && !this.#socket.destroyed
+  }
+
+  constructor(host: string, port: number, origin: string, pool: Http1Pool) {
+    this.origin = origin
+    this.#pool = pool
+    this.#socket = net.connect({ host, port, noDelay: true })
+    this.#socket.on('data', (chunk: Buffer) => this.#data(chunk))
+    this.#socket.on('error', (error: NodeJS.ErrnoException) => this.#fail(wireError(error.message, error.code ?? 'ECONNRESET')))
+    this.#socket.on('close', () => this.#closed())
+    // The server closed its side: nothing more can be asked on this connection.
+    this.#socket.on('end', () => {
+      if (this.#answer === undefined || this.#body?.kind !== 'close') this.#socket.destroy()
+      else this.#socket.end()
+    })
+  }
+
+  send(head: string, signal: AbortSignal): Promise<HttpAnswer> {
+    return new Promise<HttpAnswer>((resolve, reject) => {
+      this.#waiting = { resolve, reject }
+      this.#signal = signal
+      signal.addEventListener('abort', this.#onAbort, { once: true })
+      this.#socket.write(head)
+    })
+  }
+
+  idle(): void {
+    this.#socket.unref()
+    this.#idleTimer = setTimeout(() => this.destroy(), this.#idleMs)
+    this.#idleTimer.unref()
+  }
+
+  wake(): void {
+    clearTimeout(this.#idleTimer)
+    this.#socket.ref()
+  }
+
+  destroy(): void {
+    clearTimeout(this.#idleTimer)
+    this.#socket.destroy()
+  }
+
+  #data(chunk: Buffer): void {
+    let data = this.#buffer === undefined ? chunk : Buffer.concat([this.#buffer, chunk])
+    this.#buffer = undefined
+    if (this.#answer === undefined) {
+      if (this.#waiting === undefined) return this.destroy() // bytes nobody asked for
+      const end = data.indexOf('\r\n\r\n')
+      if (end < 0) {
+        if (data.length > MAX_HEAD_BYTES) return this.#fail(wireError('the response head is too large', 'HPE_HEADER_OVERFLOW'))
+        this.#buffer = data
+        return
+      }
+      const answer = this.#head(data.toString('latin1', 0, end))
+      if (answer === undefined) return
+      data = data.subarray(end + 4)
+      const waiting = this.#waiting
+      this.#waiting = undefined
+      waiting.resolve(answer)
+    }
+    this.#readBody(data)
+  }
+
+  /** Parses the head; undefined (and the connection failed) when it is not HTTP/1.x. */
+  #head(text: string): Answer | undefined {
+    const lines = text.split('\r\n')
+    const status = /^HTTP\/1\.([01]) (\d{3})/.exec(lines[0]!)
+    if (status === null) return void this.#fail(wireError('the server did not answer HTTP/1.x', 'HPE_INVALID_CONSTANT'))
+    const headers = new Map<string, string>()
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!
+      const colon = line.indexOf(':')
+      if (colon <= 0) continue
+      const name = line.slice(0, colon).trim().toLowerCase()
+      const value = line.slice(colon + 1).trim()
+      const before = headers.get(name)
+      headers.set(name, before === undefined ? value : `${before}, ${value}`)
+    }
+    const code = Number(status[2])
+    const connection = headers.get('connection')?.toLowerCase()
+    this.#keepAlive = status[1] === '1' ? connection !== 'close' : connection === 'keep-alive'
+    const hint = /timeout=(\d+)/.exec(headers.get('keep-alive') ?? '')
+    if (hint !== null) this.#idleMs = Math.max(0, Number(hint[1]) * 1000 - 1000)
+    const length = headers.get('content-length')
+    if (code === 204 || code === 304) this.#body = { kind: 'length', left: 0 }
+    else if (headers.get('transfer-encoding')?.toLowerCase().includes('chunked')) this.#body = { kind: 'chunked', left: 0, state: 'size' }
+    else if (length !== undefined) this.#body = { kind: 'length', left: Number(length) }
+    else {
+      this.#body = { kind: 'close' }
+      this.#keepAlive = false
+    }
+    this.#answer = new Answer(code, headers, this)
+    return this.#answer
+  }
+
+  #readBody(data: Buffer): void {
+    const body = this.#body!
+    const answer = this.#answer!
+    if (body.kind === 'close') {
+      if (data.length > 0) answer.push(data)
+      return
+    }
+    if (body.kind === 'length') {
+      const take = Math.min(body.left, data.length)
+      if (take > 0) answer.push(data.subarray(0, take))
+      body.left -= take
+      if (body.left === 0) this.#done(data.length > take)
+      return
+    }
+    let at = 0
+    while (at < data.length) {
+      if (body.state === 'size' || body.state === 'trailer') {
+        const eol = data.indexOf('\r\n', at)
+        if (eol < 0) {
+          this.#buffer = data.subarray(at)
+          if (this.#buffer.length > MAX_HEAD_BYTES) this.#fail(wireError('a chunk size line is too long', 'HPE_INVALID_CHUNK_SIZE'))
+          return
+        }
+        const line = data.toString('latin1', at, eol)
+        at = eol + 2
+        if (body.state === 'trailer') {
+          if (line === '') return this.#done(at < data.length)
+          continue
+        }
+        const size = parseInt(line, 16)
+        if (Number.isNaN(size)) return this.#fail(wireError('a chunk size is not hexadecimal', 'HPE_INVALID_CHUNK_SIZE'))
+        if (size === 0) body.state = 'trailer'
+        else {
+          body.left = size
+          body.state = 'data'
+        }
+      } else if (body.state === 'data') {
+        const take = Math.min(body.left, data.length - at)
+        answer.push(data.subarray(at, at + take))
+        at += take
+        body.left -= take
+        if (body.left === 0) body.state = 'crlf'
+      } else {
+        if (data.length - at < 2) {
+          this.#buffer = data.subarray(at)
+          return
+        }
+        at += 2
+        body.state = 'size'
+      }
+    }
+  }
+
+  /** The body is complete: the answer ends, the connection goes back to the pool (or closes). */
+  #done(extraBytes: boolean): void {
+    const answer = this.#answer!
+    this.#settle()
+    answer.end()
+    if (this.#keepAlive && !extraBytes) this.#pool.release(this)
+    else this.destroy()
+  }
+
+  #settle(): void {
+    this.#signal?.removeEventListener('abort', this.#onAbort)
+    this.#signal = undefined
+    this.#answer = undefined
+    this.#body = undefined
+    this.#buffer = undefined
+  }
+
+  /** Drops the rest of the body: the connection cannot be reused, unless the body is already over. */
+  cancel(answer: Answer): void {
+    if (this.#answer !== answer) return
+    this.#settle()
+    this.destroy()
+  }
+
+  #fail(error: Error): void {
+    const waiting = this.#waiting
+    const answer = this.#answer
+    this.#waiting = undefined
+    this.#settle()
+    this.destroy()
+    waiting?.reject(error)
+    answer?.fail(error)
+  }
+
+  #closed(): void {
+    clearTimeout(this.#idleTimer)
+    this.#pool.forget(this)
+    if (this.#answer !== undefined && this.#body?.kind === 'close') {
+      const answer = this.#answer
+      this.#settle()
+      return answer.end()
+    }
+    if (this.#waiting !== undefined || this.#answer !== undefined) this.#fail(wireError('the connection closed before the response ended', 'ECONNRESET'))
+  }
+}
+
+/** A response whose body arrives through `push`, read once as text or as chunks. */
+class Answer implements HttpAnswer {
+  readonly status: number
+  readonly #headers: Map<string, string>
+  readonly #connection: Connection
+  #chunks: Buffer[] = []
+  #size = 0
+  #ended = false
+  #error: Error | undefined
+  #wake: (() => void) | undefined
+  #limit = Infinity
+
+  constructor(status: number, headers: Map<string, string>, connection: Connection) {
+    this.status = status
+    this.#headers = headers
+    this.#connection = connection
+  }
+
+  header(name: string): string | undefined {
+    return this.#headers.get(name)
+  }
+
+  push(chunk: Buffer): void {
+    this.#size += chunk.length
+    if (this.#size > this.#limit) return this.fail(new BodyTooLargeError())
+    this.#chunks.push(chunk)
+    this.#wake?.()
+  }
+
+  end(): void {
+    this.#ended = true
+    this.#wake?.()
+  }
+
+  fail(error: Error): void {
+    if (this.#ended) return
+    this.#error ??= error
+    this.#ended = true
+    this.#connection.cancel(this)
+    this.#wake?.()
+  }
+
+  async text(limit: number): Promise<string> {
+    if (Number(this.#headers.get('content-length') ?? NaN) > limit) {
+      this.fail(new BodyTooLargeError())
+      throw new BodyTooLargeError()
+    }
+    this.#limit = limit
+    if (this.#size > limit) this.fail(new BodyTooLargeError())
+    while (!this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve))
+    this.#wake = undefined
+    if (this.#error !== undefined) throw this.#error
+    return this.#chunks.length === 1 ? this.#chunks[0]!.toString('utf8') : Buffer.concat(this.#chunks).toString('utf8')
+  }
+
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    try {
+      for (;;) {
+        while (this.#chunks.length > 0) yield this.#chunks.shift()!
+        if (this.#ended) break
+        await new Promise<void>((resolve) => (this.#wake = resolve))
+        this.#wake = undefined
+      }
+      if (this.#error !== undefined) throw this.#error
+    } finally {
+      // Left early (the reader stopped): the rest is not wanted.
+      if (!this.#ended) this.cancel()
+    }
+  }
+
+  cancel(): Promise<void> {
+    if (!this.#ended) {
+      this.#ended = true
+      this.#chunks = []
+      this.#connection.cancel(this)
+      this.#wake?.()
+    }
+    return Promise.resolve()
+  }
+}
