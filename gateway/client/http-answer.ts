@@ -20,4 +20,6 @@ export interface HttpAnswer {
 export type HttpExchange = (url: URL, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal) => Promise<HttpAnswer>
 
 /** A body larger than the limit `text()` was given. */
-export class BodyTooLargeError extends Error {}
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError'
+}

@@ -153,8 +153,8 @@ class Connection {
     if (this.#answer === undefined) {
       if (this.#waiting === undefined) return this.destroy() // bytes nobody asked for
       const end = data.indexOf('\r\n\r\n')
+      if (end > MAX_HEAD_BYTES || (end < 0 && data.length > MAX_HEAD_BYTES)) return this.#fail(wireError('the response head is too large', 'HPE_HEADER_OVERFLOW'))
       if (end < 0) {
-        if (data.length > MAX_HEAD_BYTES) return this.#fail(wireError('the response head is too large', 'HPE_HEADER_OVERFLOW'))
         this.#buffer = data
         return
       }
