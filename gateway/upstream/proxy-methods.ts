@@ -16,7 +16,8 @@ import type { MethodHandler, MethodHost, MethodTable } from '../protocol/methods
 import { loggingMethods } from '../protocol/methods/logging.ts'
 import { checkScopes, hiddenOf } from '../protocol/methods/params.ts'
 import { promptMethods } from '../protocol/methods/prompts.ts'
-import { resourceMethods, subscriptionMethods } from '../protocol/methods/resources.ts'
+import { keepSubscription, resourceMethods, subscriptionMethods } from '../protocol/methods/resources.ts'
+import { checkSubscriptionUri } from '../protocol/session-limits.ts'
 import { toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
@@ -237,9 +238,12 @@ async function subscription(proxy: ProxyRoute, method: 'resources/subscribe' | '
   if (endpoint.registry.resolveResource(uri) === undefined) {
     const upstream = await resolveUri(proxy, record, uri, params)
     const capabilities = upstream === undefined ? undefined : proxy.link(record, proxy.upstreams.get(upstream)!).server?.capabilities
+    if (upstream !== undefined && method === 'resources/subscribe') checkSubscriptionUri(uri, endpoint.route.limits)
     if (upstream !== undefined && capabilities?.resources?.subscribe === true) {
       await proxy.passThrough(record, { upstream, name: uri }, method, { uri }, ctx)
     }
+    // A URI an upstream serves is kept here without the local registry's check (it knows nothing of it).
+    if (upstream !== undefined && method === 'resources/subscribe') return keepSubscription(endpoint, record, uri, params)
   }
   return local(endpoint, record, params, ctx)
 }

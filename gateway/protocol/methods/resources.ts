@@ -2,7 +2,8 @@
 import { McpError, RpcCode } from '../../wire/errors.ts'
 import { readResource } from '../../registry/read-resource.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
-import type { MethodTable } from './method-handler.ts'
+import type { SessionRecord } from '../../store/store.ts'
+import type { MethodHost, MethodTable } from './method-handler.ts'
 import { checkSubscriptionUri, tooManySubscriptions } from '../session-limits.ts'
 import { checkScopes, cursorOf, hiddenOf } from './params.ts'
 
@@ -37,6 +38,18 @@ export const resourceMethods: MethodTable = {
   },
 }
 
+/**
+ * Keeps a subscription to `uri` in the session, within the route's bound, once the URI is known to
+ * be served (by the registry, or on a proxy route by the upstream the URI leads to).
+ */
+export async function keepSubscription(host: MethodHost, record: SessionRecord, uri: string, params: JsonObject): Promise<JsonObject> {
+  const limits = host.route.limits
+  const updated = await host.store.update(record.id, { subscribe: uri, max: limits.subscriptions })
+  if (updated !== undefined && !updated.subscriptions.includes(uri)) throw tooManySubscriptions(limits)
+  host.emit('resources/subscribe', record, params)
+  return {}
+}
+
 export const subscriptionMethods: MethodTable = {
   'resources/subscribe': async (host, record, params) => {
     const uri = uriOf(params, 'resources/subscribe')
@@ -45,10 +58,7 @@ export const subscriptionMethods: MethodTable = {
     // As lua-resty-mcp: only a URI this session could read (a resource, or a template's match) is subscribable.
     const hidden = record.hidden.length === 0 ? undefined : new Set(record.hidden)
     if (host.viewOf(record).resolveResource(uri, hidden) === undefined) throw new McpError(RpcCode.ResourceNotFound, 'Resource not found', { uri })
-    const updated = await host.store.update(record.id, { subscribe: uri, max: limits.subscriptions })
-    if (updated !== undefined && !updated.subscriptions.includes(uri)) throw tooManySubscriptions(limits)
-    host.emit('resources/subscribe', record, params)
-    return {}
+    return keepSubscription(host, record, uri, params)
   },
 
   'resources/unsubscribe': async (host, record, params) => {
