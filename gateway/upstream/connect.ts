@@ -68,8 +68,8 @@ export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTra
     // The upstream session is shared data: a worker dropping its connection must not end it.
     endSessionOnClose: false,
     maxMessageBytes: maxMessageBytes(upstream),
-    // A stream that breaks is resumed once quickly; the request's own timeout bounds the rest.
+    // A stream that breaks is resumed quickly, patiently enough for an upstream that has not yet seen the old connection go; the request's own timeout bounds the rest.
     reconnectDelayMs: 100,
-    maxReconnects: 2,
+    maxReconnects: 5,
   })
 }
