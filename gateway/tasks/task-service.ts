@@ -24,18 +24,14 @@ import { describeErrors } from '../registry/json-schema.ts'
 import type { TaskMessage } from '../store/bus-message.ts'
 import type { SessionRecord, SessionStore } from '../store/store.ts'
 import type { Caller } from '../wire/caller.ts'
-import { EdgeCode, EdgeError, McpError, RpcCode, type EdgeCodeName } from '../wire/errors.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import { notification, type JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
-import { STATEFUL_VERSIONS } from '../wire/versions.ts'
 import { TaskContext, type TaskLink } from './task-context.ts'
-import { coreTask, createTaskResult, isTerminal, TASKS_EXTENSION, type TaskError, type TaskInputRequest, type TaskRecord } from './task-record.ts'
+import { TaskHeartbeat, WORKER } from './task-heartbeat.ts'
+import { declaresTasks, isCoreEra, ownerOf, taskRefusal, tasksRequired } from './task-rules.ts'
+import { coreTask, createTaskResult, isTerminal, type TaskError, type TaskInputRequest, type TaskRecord } from './task-record.ts'
 import { TaskRepo } from './task-repo.ts'
-
-/** This process, as task records name the worker running them. */
-const WORKER = `${process.pid}-${randomUUID().slice(0, 8)}`
-
-const stateful: ReadonlySet<string> = new Set(STATEFUL_VERSIONS)
 
 /** What the service needs of its route's endpoint. */
 export interface TaskHost {
@@ -58,36 +54,6 @@ interface Running {
   readonly waiters: Map<string, Waiter>
 }
 
-/** True for a 2025-11-25 (or earlier) session: core tasks; false for 2026-07-28: the extension. */
-export function isCoreEra(record: SessionRecord): boolean {
-  return stateful.has(record.protocolVersion)
-}
-
-/** True when a 2026-07-28 request's envelope declares the tasks extension. */
-export function declaresTasks(record: SessionRecord): boolean {
-  const extensions = (record.clientCapabilities as { extensions?: Record<string, unknown> }).extensions
-  return typeof extensions === 'object' && extensions !== null && extensions[TASKS_EXTENSION] !== undefined
-}
-
-/** The -32021 error of a request that needs the tasks extension. */
-export function tasksRequired(what: string): McpError {
-  return new McpError(RpcCode.MissingCapability, `${what} needs the ${TASKS_EXTENSION} extension: declare it under capabilities.extensions`, {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-  })
-}
-
-/** A task refusal as the JSON-RPC error a method answers with (its row's code and message). */
-export function taskRefusal(code: EdgeCodeName, message?: string): McpError {
-  const row = EdgeCode[code]
-  return new McpError(row.rpc, message ?? row.message)
-}
-
-/** Who may see a task: the session, else the principal of a stateless request, else anyone with its id. */
-function ownerOf(record: SessionRecord, caller: Caller): string {
-  if (record.id !== '') return `s:${record.id}`
-  return caller.principal === undefined ? 'a:' : `p:${caller.principal}`
-}
-
 export class TaskService {
   readonly #host: TaskHost
   readonly #repo: TaskRepo
@@ -96,10 +62,8 @@ export class TaskService {
   /** Pollers waiting for a task's next change here (tasks/result), by task id. */
   readonly #wakers = new Map<string, Set<() => void>>()
   readonly #unsubscribe: () => void
-  readonly #beatMs: number
   readonly #aliveMs: number
-  #beating: NodeJS.Timeout | undefined
-  #lastBeat = 0
+  readonly #heartbeat: TaskHeartbeat
 
   constructor(host: TaskHost) {
     this.#host = host
@@ -107,7 +71,7 @@ export class TaskService {
     this.#repo = new TaskRepo(host.store.tasks, tasks.max_ttl * 1000)
     this.#channel = `tasks:${host.route.location}`
     this.#aliveMs = host.route.producer_timeout * 1000
-    this.#beatMs = Math.max(50, this.#aliveMs / 3)
+    this.#heartbeat = new TaskHeartbeat(this.#repo, this.#aliveMs, () => this.#running.size > 0, host.logger)
     this.#unsubscribe = host.store.bus.subscribe(this.#channel, (message) => {
       if (message.type === 'task') this.#fromBus(message)
     })
@@ -199,7 +163,7 @@ export class TaskService {
 
   close(): void {
     this.#unsubscribe()
-    clearInterval(this.#beating)
+    this.#heartbeat.stop()
     for (const running of this.#running.values()) running.controller.abort('the gateway is closing')
   }
 
@@ -226,11 +190,10 @@ export class TaskService {
       status: 'working',
     }
     // The heartbeat first: a poll right after the answer must find this worker alive.
-    await this.#beat()
+    await this.#heartbeat.start()
     await this.#repo.create(task)
     const running: Running = { controller: new AbortController(), waiters: new Map() }
     this.#running.set(task.id, running)
-    this.#keepBeating()
     void this.#run(entry, args, task, ctx, running, prepared)
     return createTaskResult(task)
   }
@@ -441,26 +404,5 @@ export class TaskService {
       wakers.add(done)
       signal.addEventListener('abort', done)
     })
-  }
-
-  /** Writes the heartbeat unless a recent one still holds. */
-  async #beat(): Promise<void> {
-    if (Date.now() - this.#lastBeat < this.#beatMs / 2) return
-    await this.#repo.heartbeat(WORKER, this.#aliveMs)
-    this.#lastBeat = Date.now()
-  }
-
-  /** Beats while a task runs here; stops when none does. */
-  #keepBeating(): void {
-    if (this.#beating !== undefined) return
-    this.#beating = setInterval(() => {
-      if (this.#running.size === 0) {
-        clearInterval(this.#beating)
-        this.#beating = undefined
-        return
-      }
-      this.#beat().catch((error: unknown) => this.#host.logger.warn({ err: error }, 'cannot write the task heartbeat'))
-    }, this.#beatMs)
-    this.#beating.unref()
   }
 }

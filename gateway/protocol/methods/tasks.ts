@@ -9,7 +9,8 @@ import { McpError, RpcCode } from '../../wire/errors.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
 import type { SessionRecord } from '../../store/store.ts'
 import { coreTask, detailedTask, RELATED_TASK } from '../../tasks/task-record.ts'
-import { declaresTasks, isCoreEra, taskRefusal, tasksRequired, type TaskService } from '../../tasks/task-service.ts'
+import type { TaskService } from '../../tasks/task-service.ts'
+import { declaresTasks, isCoreEra, taskRefusal, tasksRequired } from '../../tasks/task-rules.ts'
 import type { MethodHost, MethodTable } from './method-handler.ts'
 
 function service(host: MethodHost): TaskService {
