@@ -38,7 +38,8 @@ function slope(points: Array<[number, number]>): number {
 }
 
 export async function measureCosts(sessions: number, requests: number): Promise<Costs> {
-  const server = await startServer({ kind: 'edge' }, { gc: true })
+  // One client opens every session: sessions_per_principal (100 by default) would refuse the rest.
+  const server = await startServer({ kind: 'edge', route: { limits: { sessions_per_principal: 0 } } }, { gc: true })
   const client = new McpHttp(server.url, 50)
   try {
     await pool(500, 50, () => client.initialize())
@@ -87,7 +88,7 @@ export interface RedisCost {
 export async function measureRedisCost(sessions: number): Promise<RedisCost> {
   const redis = await startRedis()
   try {
-    const server = await startServer({ kind: 'edge', store: { type: 'redis', url: redis.url, key_prefix: REDIS_PREFIX } })
+    const server = await startServer({ kind: 'edge', store: { type: 'redis', url: redis.url, key_prefix: REDIS_PREFIX }, route: { limits: { sessions_per_principal: 0 } } })
     const client = new McpHttp(server.url, 50)
     try {
       await pool(100, 50, () => client.initialize())

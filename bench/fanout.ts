@@ -62,7 +62,8 @@ function openStream(url: string, sessionId: string, onUpdate: () => void): Promi
 }
 
 export async function measureFanout(sessions: number, rounds: number): Promise<Fanout> {
-  const server = await startServer({ kind: 'edge' })
+  // One client opens every session: sessions_per_principal (100 by default) would refuse the rest.
+  const server = await startServer({ kind: 'edge', route: { limits: { sessions_per_principal: 0 } } })
   const client = new McpHttp(server.url, 50)
   const streams: Stream[] = []
   try {

@@ -76,6 +76,8 @@ function edgeConfig(spec: Extract<ServerSpec, { kind: 'edge' }>, port: number, l
     workers: spec.workers ?? 1,
     store: spec.store ?? { type: 'memory' },
     log: { level: logLevel },
+    // Every client of the bench is one address (loopback): the fan-out alone holds 1,000 streams.
+    connections: { max_per_address: 0 },
     routes: [
       {
         location: '/mcp',
