@@ -3,7 +3,8 @@
  * that stops reading costs at most MAX_READY batches of memory, the rest dropped and counted.
  */
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, createReadStream, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs'
+import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
@@ -21,8 +22,11 @@ function fifo(name: string) {
   const writeFd = openSync(file, 'w')
   let text = ''
   const read = (): Promise<string> => new Promise((resolve) => {
-    const stream = createReadStream('', { fd: readFd, encoding: 'utf8' })
-    stream.on('data', (chunk) => { text += chunk })
+    // A socket on the FIFO, not fs.createReadStream: libuv polls a non-blocking pipe, where fs reads
+    // fail with EAGAIN when the reader starts before the writer's first bytes.
+    const stream = new Socket({ fd: readFd, readable: true, writable: false })
+    stream.setEncoding('utf8')
+    stream.on('data', (chunk: string) => { text += chunk })
     stream.on('end', () => resolve(text))
   })
   return { writeFd, read }
