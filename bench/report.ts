@@ -40,6 +40,11 @@ export interface ScenarioResult {
   sdkPeer?: string
   /** p99 ÷ raw Fastify's p99. */
   p99xFastify?: number
+  /** The server's CPU (user + system, every process of it) per request in the reported run, µs. */
+  cpuUsPerRequest?: number
+  runsCpuUsPerRequest?: number[]
+  /** CPU per request ÷ raw Fastify's: what req/s would be, inverted, on a core nothing else wanted. */
+  cpuxFastify?: number
 }
 
 export interface Target {
@@ -97,6 +102,8 @@ export function addRatios(results: ScenarioResult[], sdkDefault: string): void {
     if (xFastify !== undefined) row.xFastify = xFastify
     if (p99xFastify !== undefined) row.p99xFastify = p99xFastify
     if (xSdk !== undefined) row.xSdk = xSdk
+    const cpuxFastify = ratio(row.cpuUsPerRequest, fastify?.cpuUsPerRequest, row.runsCpuUsPerRequest, fastify?.runsCpuUsPerRequest)
+    if (cpuxFastify !== undefined) row.cpuxFastify = cpuxFastify
   }
 }
 
@@ -127,7 +134,9 @@ export function evaluateTargets(results: BenchResults): Target[] {
   targets.push({
     what: 'default config (info logs): req/s',
     target: '≥ 0.9 × raw Fastify',
-    measured: defaults?.xFastify === undefined ? 'not measured' : `${fmt(defaults.xFastify)} ×`,
+    measured: defaults?.xFastify === undefined
+      ? 'not measured'
+      : `${fmt(defaults.xFastify)} ×${defaults.cpuxFastify === undefined ? '' : ` (server CPU per request ${fmt(defaults.cpuxFastify)} × raw Fastify's)`}`,
     pass: defaults?.xFastify === undefined ? undefined : defaults.xFastify >= 0.9,
   })
   const stateless = results.scenarios.find((row) => row.name === 'edge-stateless')
@@ -268,18 +277,18 @@ function hopLine(hop: ProxyHop): string {
 
 /** The table printed at the end of a run. */
 export function formatTable(results: BenchResults): string {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '×Fastify', '×SDK', 'p99×Fastify']
+  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'errors', '×Fastify', '×SDK', 'p99×Fastify', 'CPU µs/req', 'CPU×Fastify']
   const rows = results.scenarios.map((row) =>
     row.skipped !== undefined
       ? [row.label, `skipped: ${row.skipped}`]
-      : [row.label, fmtInt(row.reqPerSec), fmt(row.p50Ms), fmt(row.p99Ms), String(row.errors), fmt(row.xFastify), fmt(row.xSdk), fmt(row.p99xFastify)],
+      : [row.label, fmtInt(row.reqPerSec), fmt(row.p50Ms), fmt(row.p99Ms), String(row.errors), fmt(row.xFastify), fmt(row.xSdk), fmt(row.p99xFastify), fmt(row.cpuUsPerRequest, 1), fmt(row.cpuxFastify)],
   )
   const width = Math.max(...rows.map((row) => row[0]!.length), header[0]!.length)
   const line = (cells: string[]): string =>
     cells.length === 2
       ? `${cells[0]!.padEnd(width)}  ${cells[1]}`
       : cells.map((cell, i) => (i === 0 ? cell.padEnd(width) : cell.padStart(i === 1 ? 9 : 8))).join('  ')
-  const out = [line(header), '-'.repeat(width + 70), ...rows.map(line), '']
+  const out = [line(header), '-'.repeat(width + 90), ...rows.map(line), '']
   if (maxLoadCpu(results) !== undefined) out.push(`the load generator used at most ${maxLoadCpu(results)}% of its core`)
   const saturated = saturationNote(results)
   if (saturated !== undefined) out.push(`warning: ${saturated}`)
@@ -313,14 +322,14 @@ export function formatMarkdown(results: BenchResults, image: string): string {
     '',
     `![req/s and p99 per scenario](${image})`,
     '',
-    '| Scenario | req/s | p50 ms | p99 ms | errors | × raw Fastify | × official SDK | p99 × raw Fastify |',
-    '|---|--:|--:|--:|--:|--:|--:|--:|',
+    '| Scenario | req/s | p50 ms | p99 ms | errors | × raw Fastify | × official SDK | p99 × raw Fastify | server CPU µs/req | CPU × raw Fastify |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ]
   for (const row of results.scenarios) {
     out.push(
       row.skipped !== undefined
-        ? `| ${row.label} | skipped: ${row.skipped} | | | | | | |`
-        : `| ${row.label} | ${fmtInt(row.reqPerSec)} | ${fmt(row.p50Ms)} | ${fmt(row.p99Ms)} | ${row.errors} | ${fmt(row.xFastify)} | ${fmt(row.xSdk)} | ${fmt(row.p99xFastify)} |`,
+        ? `| ${row.label} | skipped: ${row.skipped} | | | | | | | | |`
+        : `| ${row.label} | ${fmtInt(row.reqPerSec)} | ${fmt(row.p50Ms)} | ${fmt(row.p99Ms)} | ${row.errors} | ${fmt(row.xFastify)} | ${fmt(row.xSdk)} | ${fmt(row.p99xFastify)} | ${fmt(row.cpuUsPerRequest, 1)} | ${fmt(row.cpuxFastify)} |`,
     )
   }
   const { costs, fanout } = results

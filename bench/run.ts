@@ -19,7 +19,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import path from 'node:path'
 import { measureCosts, measureRedisCost } from './costs.ts'
-import { describeCpus, pinSelfToLoadCore } from './cpu.ts'
+import { describeCpus, pinSelfToLoadCore, processTreeCpuUs } from './cpu.ts'
 import { measureFanout } from './fanout.ts'
 import { measureProxyHop } from './proxy-hop.ts'
 import { startIssuer } from './issuer.ts'
@@ -86,7 +86,10 @@ async function checkServer(url: string, sessionId: string | undefined, load: Wrk
 /** Thrown while a scenario is being set up (before any load), so an upcoming one can be skipped. */
 class SetupError extends Error {}
 
-async function runScenario(scenario: Scenario, options: StartOptions = {}): Promise<WrkResult & { window: Window }> {
+/** One measured run: wrk's figures, and the server's CPU per request (µs, its whole process tree) where /proc tells. */
+type ScenarioRun = WrkResult & { serverCpuUs?: number; window: Window }
+
+async function runScenario(scenario: Scenario, options: StartOptions = {}): Promise<ScenarioRun> {
   const redis = scenario.needs === 'redis' ? await startRedis() : undefined
   // An mcp-edge upstream (the bench handler) for a proxy route to put in front of it.
   const upstream = scenario.needs === 'upstream' ? await startServer({ kind: 'edge' }) : undefined
@@ -116,8 +119,11 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
         : runWrk({ url: server.url, sessions, load, durationS: seconds, connections, threads, idBase })
     await run(warmupS, WARMUP_IDS)
     const fromUs = monotonicUs()
+    const cpuBefore = processTreeCpuUs(server.pid)
     const result = await run(durationS, MEASURED_IDS)
-    return { ...result, window: { fromUs, toUs: monotonicUs() } }
+    const cpuAfter = processTreeCpuUs(server.pid)
+    const serverCpuUs = cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests
+    return { ...result, ...(serverCpuUs === undefined ? {} : { serverCpuUs }), window: { fromUs, toUs: monotonicUs() } }
   } finally {
     await server.stop()
     await upstream?.stop()
@@ -134,7 +140,7 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
 async function measureScenarios(): Promise<ScenarioResult[]> {
   const chosen = SCENARIOS.filter((entry) => wanted(entry.name))
   const rows = new Map<Scenario, ScenarioResult>()
-  const runs = new Map<Scenario, WrkResult[]>()
+  const runs = new Map<Scenario, ScenarioRun[]>()
   for (const scenario of chosen) {
     const reason = scenario.unavailable?.()
     rows.set(scenario, {
@@ -180,8 +186,12 @@ async function measureScenarios(): Promise<ScenarioResult[]> {
       errors: results.reduce((sum, result) => sum + result.errors, 0),
       requests: median.requests,
       ...(median.loadCpuPct === undefined ? {} : { loadCpuPct: median.loadCpuPct }),
+      ...(median.serverCpuUs === undefined ? {} : { cpuUsPerRequest: median.serverCpuUs }),
       ...(results.length > 1
         ? { runsReqPerSec: results.map((result) => Math.round(result.reqPerSec)), runsP99Ms: results.map((result) => result.p99Ms) }
+        : {}),
+      ...(results.length > 1 && results.every((result) => result.serverCpuUs !== undefined)
+        ? { runsCpuUsPerRequest: results.map((result) => result.serverCpuUs!) }
         : {}),
       ...(sample === undefined ? {} : { sample }),
     })

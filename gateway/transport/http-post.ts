@@ -20,6 +20,9 @@ import { replyError } from './reply-error.ts'
 import { initializeRefusal, openSession, serveSession, wayOf } from './session-door.ts'
 import { statelessPost } from './stateless-post.ts'
 
+/** For a promise whose rejection its caller already handles (Fastify routes the request's own). */
+function ignore(): void {}
+
 /** The tool a tools/call names, when it names one. */
 function toolOf(incoming: Incoming): string | undefined {
   if (incoming.kind !== 'request' || incoming.message.method !== 'tools/call') return undefined
@@ -56,16 +59,18 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
   function limited(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, sessionId: string | undefined, started: number, outcome: LimitOutcome): Promise<unknown> | undefined {
     if (outcome === false) return post(request, reply, incoming, sessionId, started, undefined)
     if (outcome === true) {
-      const release = (): void => limits!.done(sessionId!)
+      // No closure unless the request is still running on return: a synchronous tools/call (the hot
+      // path) gives its slot back here, and a named closure costs a property definition per request
+      // under tsx (esbuild's keepNames).
       let running
       try {
         running = post(request, reply, incoming, sessionId, started, undefined)
       } catch (error) {
-        release()
+        limits!.done(sessionId!)
         throw error
       }
-      if (running === undefined) release()
-      else void running.then(release, release)
+      if (running === undefined) limits!.done(sessionId!)
+      else void running.finally(() => limits!.done(sessionId!)).catch(ignore)
       return running
     }
     if (outcome.kind === 'tool') return post(request, reply, incoming, sessionId, started, outcome)
