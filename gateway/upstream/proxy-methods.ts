@@ -191,6 +191,9 @@ async function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, 
   try {
     return await proxy.forward(record, target.upstream, 'tools/call', { ...params, name: target.name }, ctx, { paramHeaders: paramHeaderValues(target, params.arguments) })
   } catch (error) {
+    // The gateway's own refusal on the way (a bound such as max_input_rounds) is the client's error as
+    // it stands: the upstream answered, so calling it unavailable would be wrong.
+    if (error instanceof McpError) throw error
     if (error instanceof RpcError || ctx.signal.aborted) throw proxy.asClientError(target.upstream, error)
     return unavailableResult(target.upstream, describeFailure(error))
   }

@@ -20,7 +20,9 @@ import { RpcCode } from '../wire/errors.ts'
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.ts'
 import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
+import { ChildRequests, missingCapability } from './stdio-pool-inbound.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
+
 
 /** What the multiplexer needs of a session (the pool's per-session transport). */
 export interface PoolSession {
@@ -54,16 +56,6 @@ interface Outbound {
   internal?: (message: Record<string, unknown>) => void
 }
 
-interface Inbound { session: PoolSession; childId: RequestId }
-
-const CAPABILITY_OF: Record<string, keyof ClientCapabilities> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-}
-
-const MAX_TRACKED_ELICITATIONS = 1024
-
 const noop = (): void => undefined
 
 /** A running child shared by sessions; `ready` resolves with its initialize result. */
@@ -86,15 +78,13 @@ export class PoolChild {
   #process: StdioChildProcess | undefined
   #stopped: Promise<void> | undefined
   #nextId = 0
-  #nextInbound = 0
   #requestsInFlight = 0
   readonly #outbound = new Map<number, Outbound>()
   /** Sessions with at least one request in flight: the candidates for a server→client request. */
   readonly #busy = new Set<PoolSession>()
-  readonly #inbound = new Map<number, Inbound>()
-  readonly #inboundByChild = new Map<RequestId, number>()
+  /** The child's requests to sessions' clients, awaiting their answers. */
+  readonly #inbound = new ChildRequests<PoolSession>()
   readonly #subscriptions = new Map<string, Set<PoolSession>>()
-  readonly #elicitations = new Map<string, PoolSession>()
   #lastActivity = Date.now()
   #idleTimer: NodeJS.Timeout | undefined
   #pingTimer: NodeJS.Timeout | undefined
@@ -124,18 +114,14 @@ export class PoolChild {
       this.#settle(childId)
       this.#send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: childId, reason: 'the session closed' } })
     }
-    for (const [inboundId, inbound] of this.#inbound) {
-      if (inbound.session !== session) continue
-      this.#inbound.delete(inboundId)
-      this.#inboundByChild.delete(inbound.childId)
-      this.#send({ jsonrpc: '2.0', id: inbound.childId, error: { code: RpcCode.InternalError, message: 'The session closed before it answered' } })
+    for (const childId of this.#inbound.dropSession(session)) {
+      this.#send({ jsonrpc: '2.0', id: childId, error: { code: RpcCode.InternalError, message: 'The session closed before it answered' } })
     }
     for (const [uri, subscribers] of this.#subscriptions) {
       if (!subscribers.delete(session) || subscribers.size > 0) continue
       this.#subscriptions.delete(uri)
       this.#request('resources/unsubscribe', { uri }, this.#config.pool.ping_timeout * 1000).catch(() => undefined)
     }
-    for (const [id, owner] of this.#elicitations) if (owner === session) this.#elicitations.delete(id)
   }
 
   /** Sends a session's request to the child under a fresh id (and a fresh progress token); rejects when the child cannot take it. */
@@ -175,13 +161,10 @@ export class PoolChild {
 
   /** A session's answer to a request the child sent it; dropped unless it answers one sent to this session. */
   answer(session: PoolSession, message: JsonRpcMessage): Promise<void> {
-    const id = (message as { id?: unknown }).id
-    const inbound = typeof id === 'number' ? this.#inbound.get(id) : undefined
-    if (inbound === undefined || inbound.session !== session) return Promise.resolve()
-    this.#inbound.delete(id as number)
-    this.#inboundByChild.delete(inbound.childId)
+    const childId = this.#inbound.answered(session, (message as { id?: unknown }).id)
+    if (childId === undefined) return Promise.resolve()
     this.#lastActivity = Date.now()
-    return this.#write({ ...message, id: inbound.childId } as JsonRpcMessage)
+    return this.#write({ ...message, id: childId } as JsonRpcMessage)
   }
 
   /** Stops the child (idle, session closed, pool closed); resolves when no process of its group is left. */
@@ -266,22 +249,16 @@ export class PoolChild {
         return outbound.session.deliver(message, outbound.id)
       }
       case 'notifications/cancelled': {
-        const inboundId = this.#inboundByChild.get(params.requestId as RequestId)
-        const inbound = inboundId === undefined ? undefined : this.#inbound.get(inboundId)
-        if (inbound === undefined) return
-        this.#inbound.delete(inboundId!)
-        this.#inboundByChild.delete(inbound.childId)
-        params.requestId = inboundId
-        return inbound.session.deliver(message)
+        const cancelled = this.#inbound.cancelledByChild(params.requestId as RequestId)
+        if (cancelled === undefined) return
+        params.requestId = cancelled.id
+        return cancelled.session.deliver(message)
       }
       case 'notifications/resources/updated':
         for (const session of this.#subscriptions.get(String(params.uri)) ?? []) session.deliver(message)
         return
-      case 'notifications/elicitation/complete': {
-        const session = this.#elicitations.get(String(params.elicitationId))
-        this.#elicitations.delete(String(params.elicitationId))
-        return session?.deliver(message)
-      }
+      case 'notifications/elicitation/complete':
+        return this.#inbound.elicitationCompleted(String(params.elicitationId))?.deliver(message)
       default:
         // What concerns every client of the server: its lists changed, its log.
         if (method === 'notifications/message') {
@@ -299,20 +276,16 @@ export class PoolChild {
     let refusal: string | undefined
     if (session === undefined) refusal = `${request.method} arrived while no session had a request in flight`
     else if (other !== undefined) refusal = `${request.method} arrived while ${this.#busy.size} sessions had requests in flight, so it cannot be told whose it is; isolation: session gives each session its own child`
-    else if (CAPABILITY_OF[request.method] !== undefined && session.capabilities !== undefined && session.capabilities[CAPABILITY_OF[request.method]!] === undefined) {
-      return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${CAPABILITY_OF[request.method]} capability` } })
+    else {
+      const missing = missingCapability(request.method, session.capabilities)
+      if (missing !== undefined) return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${missing} capability` } })
     }
     if (refusal !== undefined) {
       this.#log.warn({ childPid: this.pid, method: request.method }, 'stdio upstream request refused: ambiguous on a shared child')
       return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.InternalError, message: `mcp-edge: ${refusal}` } })
     }
-    const inboundId = ++this.#nextInbound
-    this.#inbound.set(inboundId, { session: session!, childId: request.id })
-    this.#inboundByChild.set(request.id, inboundId)
-    if (request.method === 'elicitation/create' && typeof params.elicitationId === 'string') {
-      if (this.#elicitations.size >= MAX_TRACKED_ELICITATIONS) this.#elicitations.delete(this.#elicitations.keys().next().value!)
-      this.#elicitations.set(params.elicitationId, session!)
-    }
+    const elicitationId = request.method === 'elicitation/create' && typeof params.elicitationId === 'string' ? params.elicitationId : undefined
+    const inboundId = this.#inbound.open(session!, request.id, elicitationId)
     session!.deliver({ ...request, id: inboundId }, onlyRequest(session!))
   }
 
@@ -412,13 +385,10 @@ export class PoolChild {
     this.#busy.clear()
     this.#requestsInFlight = 0
     for (const outbound of internal) outbound.internal!({ error: { message: reason }, gone: true })
-    for (const [inboundId, inbound] of this.#inbound) {
-      inbound.session.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inboundId, reason: `the upstream ${reason}` } })
+    for (const [session, inboundId] of this.#inbound.drain()) {
+      session.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inboundId, reason: `the upstream ${reason}` } })
     }
-    this.#inbound.clear()
-    this.#inboundByChild.clear()
     this.#subscriptions.clear()
-    this.#elicitations.clear()
     const sessions = [...this.sessions]
     this.sessions.clear()
     for (const session of sessions) session.childGone(this, reason)

@@ -7,6 +7,7 @@
  */
 import { McpError as SdkError } from '@modelcontextprotocol/sdk/types.js'
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
 import { connect, fixture, gatewayWith } from '../e2e/harness.ts'
@@ -65,4 +66,30 @@ t.test('a 2025 session client on a 2026-only upstream: input-required rounds bec
 
   const unknown = await client.readResource({ uri: 'live://nothing' }).then(() => undefined, (error: unknown) => error)
   t.equal((unknown as SdkError).code, RpcCode.ResourceNotFound, "a 2026 upstream's -32602 for an unknown resource is -32002 for a 2025 client")
+})
+
+t.test('a 2026 upstream that keeps asking: the call fails after max_input_rounds rounds, and the session goes on', async (t) => {
+  const upstream = await gatewayWith(t, [{ location: '/ask', handler: fileURLToPath(new URL('./fixtures/interrogator.ts', import.meta.url)), server: { name: 'asker', version: '1.0.0' } }])
+  const front = await statelessOnly(t, `${upstream.url}/ask`)
+  const proxy = await gatewayWith(t, [{
+    location: '/ask',
+    server: { name: 'proxy', version: '1.0.0' },
+    upstreams: [{ name: 'asker', url: `${front.url}/ask`, timeout: 10, max_input_rounds: 2 }],
+    prefix: 'never',
+  }])
+  let questions = 0
+  const client = await connect(t, `${proxy.url}/ask`, { elicitation: { form: {} } }, (c) => {
+    c.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { answer: `a${++questions}` } }))
+  })
+
+  t.equal(text(await client.callTool({ name: 'interrogate', arguments: { questions: 2 } })), 'a1, a2', 'two rounds are within the bound')
+  questions = 0
+  const over = await client.callTool({ name: 'interrogate', arguments: { questions: 3 } }).then(() => undefined, (error: unknown) => error)
+  t.ok(over instanceof SdkError, 'a third round fails the call with a JSON-RPC error (the upstream is not called unavailable)')
+  t.equal((over as SdkError).code, RpcCode.InternalError, '-32603')
+  t.match((over as SdkError).message, /asked for input more than 2 times in one call \(upstreams\[\]\.max_input_rounds\)/, 'naming the bound and its key')
+  t.equal(questions, 2, 'the client was asked twice, not a third time')
+  const tries = front.log.filter((body) => body.method === 'tools/call' && (body.params as { arguments?: { questions?: number } }).arguments?.questions === 3)
+  t.equal(tries.length, 3, 'the call and its two retries went up; no fourth')
+  t.equal(text(await client.callTool({ name: 'interrogate', arguments: { questions: 1 } })), 'a3', 'the session keeps working')
 })
