@@ -1,14 +1,10 @@
 // Against the reference server @modelcontextprotocol/server-everything, over stdio and over
 // Streamable HTTP: the client interoperates with the official SDK's server side.
-import { once } from 'node:events'
-import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { CancelledError, McpClient, RpcError, StdioTransport, StreamableHttpTransport, type InitializeOptions } from '../../gateway/client/index.ts'
-import { eventually, text } from './harness.ts'
-import { freePort } from '../fixtures/waiting.ts'
+import { everythingOverHttp, everythingServer as everything } from '../fixtures/everything-server.ts'
+import { text } from './harness.ts'
 
-const everything = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url))
 
 function callbacks(asked: string[]): InitializeOptions {
   return {
@@ -78,17 +74,7 @@ t.test('over stdio', async (t) => {
 })
 
 t.test('over Streamable HTTP', async (t) => {
-  const port = await freePort()
-  const server = spawn(process.execPath, [everything, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] })
-  t.teardown(async () => {
-    if (server.exitCode === null) {
-      server.kill()
-      await once(server, 'exit')
-    }
-  })
-  let stderr = ''
-  server.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  await eventually(() => stderr.includes('listening on port'), 10_000)
+  const { port } = await everythingOverHttp(t, 10_000)
   const client = new McpClient(new StreamableHttpTransport({ url: `http://127.0.0.1:${port}/mcp` }))
   t.teardown(() => client.close())
   const asked: string[] = []

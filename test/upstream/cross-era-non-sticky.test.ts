@@ -16,10 +16,10 @@ import { startGatewayProcess, type GatewayProcess } from '../cluster/gateway-pro
 import { roundRobin, type Forwarded } from '../cluster/round-robin.ts'
 import { startRedis } from '../store/redis-server.ts'
 import { eventually } from '../client/harness.ts'
+import { everythingServer as everything } from '../fixtures/everything-server.ts'
 
 t.setTimeout(120_000)
 const askThenWait = fileURLToPath(new URL('./fixtures/ask-then-wait.mjs', import.meta.url))
-const everything = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url))
 const texts = (result: { content?: unknown }): string => ((result.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n')
 const paramsOf = (entry: Forwarded): Record<string, unknown> => (entry.body?.params ?? {}) as Record<string, unknown>
 

@@ -7,20 +7,15 @@
  * too late and a park whose worker is gone (both replay the call with the answers so far).
  */
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { paramsDigest, RequestStateCodec } from '../../gateway/protocol/stateless/request-state.ts'
 import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
 import { roundRobin } from '../cluster/round-robin.ts'
-import { eventually } from '../client/harness.ts'
 import { gatewayWith } from '../e2e/harness.ts'
-import { freePort } from '../fixtures/waiting.ts'
+import { everythingOverHttp, everythingServer as everything } from '../fixtures/everything-server.ts'
 
 t.setTimeout(90_000)
-const everything = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url))
 const texts = (result: { content?: unknown }): string => ((result.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n')
 const KEY = 'cross-era-test-key-0123456789'
 
@@ -68,17 +63,7 @@ t.test('the v2 client → proxy → server-everything over stdio: an elicitation
 })
 
 t.test('over Streamable HTTP: one upstream call per round trip; used, too late, gone and too many', async (t) => {
-  const port = await freePort()
-  const server = spawn(process.execPath, [everything, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] })
-  t.teardown(async () => {
-    if (server.exitCode === null) {
-      server.kill()
-      await once(server, 'exit')
-    }
-  })
-  let stderr = ''
-  server.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  await eventually(() => stderr.includes('listening on port'), 20_000)
+  const { port } = await everythingOverHttp(t, 20_000)
   const recorder = await roundRobin(t, [`http://127.0.0.1:${port}`])
   const proxy = await gatewayWith(t, [{
     location: '/everything',

@@ -8,29 +8,15 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { eventually, gatewayWith } from '../client/harness.ts'
-import { freePort } from '../fixtures/waiting.ts'
+import { gatewayWith } from '../client/harness.ts'
+import { everythingOverHttp } from '../fixtures/everything-server.ts'
 
 t.setTimeout(120_000)
-const everything = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url))
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n'))
 
 t.test('SDK 1.x client → proxy route → server-everything (Streamable HTTP)', async (t) => {
-  const port = await freePort()
-  const server = spawn(process.execPath, [everything, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] })
-  t.teardown(async () => {
-    if (server.exitCode === null) {
-      server.kill()
-      await once(server, 'exit')
-    }
-  })
-  let stderr = ''
-  server.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  await eventually(() => stderr.includes('listening on port'), 20_000)
+  const { port } = await everythingOverHttp(t, 20_000)
 
   const proxy = await gatewayWith(t, [{
     location: '/everything',

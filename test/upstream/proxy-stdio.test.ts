@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { McpClient, StreamableHttpTransport } from '../../gateway/client/index.ts'
 import { gatewayWith } from '../client/harness.ts'
+import { everythingServer as everything } from '../fixtures/everything-server.ts'
 
 t.setTimeout(120_000)
-const everything = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url))
 const echo = fileURLToPath(new URL('../../handlers/echo.ts', import.meta.url))
 const text = (result: { content?: unknown }): string => ((result.content as Array<{ text: string }>)[0]!.text)
 

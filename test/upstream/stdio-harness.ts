@@ -11,7 +11,7 @@ import { StdioPool, type StdioPoolKey, type StdioPoolOptions } from '../../gatew
 export { eventually } from '../fixtures/waiting.ts'
 
 export const echoServer = fileURLToPath(new URL('./fixtures/echo-server.mjs', import.meta.url))
-export const everythingServer = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url))
+export { everythingServer } from '../fixtures/everything-server.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
