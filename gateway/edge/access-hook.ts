@@ -99,6 +99,9 @@ export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, acce
   const decideAfterBody = access.hasModule || componentScopes !== undefined
 
   app.addHook('onRequest', (request, reply, done) => {
+    // A browser never sends credentials on a CORS preflight, and its answer (edge/cors.ts) holds no
+    // data: refusing it would keep every web client from making the real, authenticated request.
+    if (request.method === 'OPTIONS') return done()
     const found = access.identify(request.headers)
     const next = (identity: Identity | null | Refusal): void => {
       if (isRefusal(identity)) return conclude(request, reply, identity, null, done)
@@ -134,8 +137,25 @@ export function registerProtectedResourceMetadata(app: FastifyInstance, routes: 
       .header('access-control-allow-origin', '*')
       .send(access.metadata(`${request.protocol}://${request.host}${access.location}`))
   for (const [location, access] of routes) {
-    if (location !== '/') app.get(`${METADATA_PREFIX}${location}`, serve(access))
+    if (location !== '/') serveAt(app, `${METADATA_PREFIX}${location}`, serve(access))
   }
   const only = routes.size === 1 ? [...routes.values()][0] : routes.get('/')
-  if (only !== undefined) app.get(METADATA_PREFIX, serve(only))
+  if (only !== undefined) serveAt(app, METADATA_PREFIX, serve(only))
+}
+
+/** Request headers a page's metadata fetch may carry: the SDK's discovery sends MCP-Protocol-Version. */
+const METADATA_REQUEST_HEADERS = 'mcp-protocol-version'
+
+/** GET of a metadata document, and the answer to a browser's preflight of it (any origin may read it). */
+function serveAt(app: FastifyInstance, url: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>): void {
+  app.get(url, handler)
+  app.options(url, async (_request, reply) =>
+    reply
+      .code(204)
+      .header('access-control-allow-origin', '*')
+      .header('access-control-allow-methods', 'GET')
+      .header('access-control-allow-headers', METADATA_REQUEST_HEADERS)
+      .header('access-control-max-age', '600')
+      .send(),
+  )
 }

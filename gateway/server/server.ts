@@ -113,7 +113,9 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   if (options.front === undefined) capConnections(app.server, config.connections, logger)
   app.removeAllContentTypeParsers()
   const jsonDepth = config.limits.json_depth
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // The Python SDK sends its JSON Content-Type on every request, a body-less DELETE too: no body, nothing to parse.
+    if (body === '' && request.method === 'DELETE') return done(null, undefined)
     try {
       done(null, parseMessageText(body as string, jsonDepth))
     } catch (error) {
