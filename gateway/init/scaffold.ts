@@ -9,7 +9,7 @@
  *
  * A file that exists is kept as it is (and said so): init never overwrites the user's work.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -37,6 +37,7 @@ const TEMPLATES = fileURLToPath(new URL('templates/init/', ROOT))
 interface PackageJson {
   name?: string
   type?: string
+  main?: unknown
   scripts?: Record<string, string>
   dependencies?: Record<string, string>
   devDependencies?: Record<string, string>
@@ -72,9 +73,15 @@ async function writePackageJson(target: string): Promise<string> {
   const own = JSON.parse(await readFile(new URL('package.json', ROOT), 'utf8')) as { version: string; devDependencies: Record<string, string> }
   const exists = existsSync(file)
   const pkg: PackageJson = exists ? (JSON.parse(await readFile(file, 'utf8')) as PackageJson) : { name: npmName(path.basename(target)), version: '0.1.0', private: true }
-  // Handler modules are ES modules: `import … from 'mcp-edge'` needs "type": "module" for tsc and tsx.
-  if (pkg.type === undefined) pkg.type = 'module'
-  else if (pkg.type !== 'module') process.stderr.write(`mcp-edge init: package.json has "type": ${JSON.stringify(pkg.type)}; handler modules need "module"\n`)
+  // Handler modules are ES modules: `import … from 'mcp-edge'` needs "type": "module" for tsc and tsx
+  // (under "commonjs", tsx loads hello.ts as CommonJS and `check` fails with a require() cycle).
+  // npm 11's `npm init -y` writes "commonjs" into a folder without code: that one is switched.
+  if (pkg.type === undefined || (pkg.type === 'commonjs' && !hasCommonJsCode(target, pkg))) {
+    if (pkg.type !== undefined) process.stderr.write('mcp-edge init: package.json "type" changed from "commonjs" to "module" (handler modules are ES modules)\n')
+    pkg.type = 'module'
+  } else if (pkg.type !== 'module') {
+    process.stderr.write(`mcp-edge init: package.json has "type": ${JSON.stringify(pkg.type)} and CommonJS code; handler modules need "module": set it, or keep them in a folder with a package.json of its own that says so\n`)
+  }
   pkg.scripts = { ...SCRIPTS, ...pkg.scripts }
   pkg.dependencies = { 'mcp-edge': `^${own.version}`, ...pkg.dependencies }
   pkg.devDependencies = {
@@ -84,6 +91,12 @@ async function writePackageJson(target: string): Promise<string> {
   }
   await writeFile(file, `${JSON.stringify(pkg, null, 2)}\n`)
   return exists ? 'updated' : 'created'
+}
+
+/** True when the project has CommonJS code of its own: its `main` file, or a `.js`/`.cjs` file at its top. */
+function hasCommonJsCode(target: string, pkg: PackageJson): boolean {
+  if (typeof pkg.main === 'string' && existsSync(path.join(target, pkg.main))) return true
+  return readdirSync(target).some((name) => name.endsWith('.js') || name.endsWith('.cjs'))
 }
 
 /** A valid npm package name from a folder name. */
