@@ -3,29 +3,20 @@
 // processes sharing one Redis. A whole SDK session passes through it with every request landing on
 // either gateway: sampling, elicitation, progress, cancellation, subscriptions; a stream cut mid-way
 // resumes with Last-Event-ID; a WebSocket session upgrades through it.
-import { spawn, spawnSync } from 'node:child_process'
-import { once } from 'node:events'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { McpClient, WebSocketTransport } from '../../gateway/client/index.ts'
 import { liveRoute, startGatewayProcess, type GatewayProcess } from '../cluster/gateway-process.ts'
 import { nonStickySession } from '../cluster/non-sticky.ts'
 import { post, rawSession, SseReader } from '../e2e/sse-reader.ts'
-import { reapOnExit } from '../store/reaper.ts'
-import { freePort, startRedis } from '../store/redis-server.ts'
+import { startRedis } from '../store/redis-server.ts'
+import { nginxBinary, startNginx } from './nginx-process.ts'
 
-const nginxBinary = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((file) => spawnSync(file, ['-v']).status === 0)
 if (nginxBinary === undefined) {
   t.fail('nginx is not installed (.ci/run installs Debian\'s nginx)')
   process.exit(1)
 }
 
 t.setTimeout(180_000)
-const shipped = readFileSync(fileURLToPath(new URL('../../deploy/nginx/mcp-edge.conf', import.meta.url)), 'utf8')
 
 const redis = await startRedis(t)
 const store = { type: 'redis', url: redis.url, key_prefix: 'nginx:', command_timeout: 2, connect_timeout: 2 }
@@ -35,51 +26,7 @@ const gateways = (await Promise.all([
   startGatewayProcess(t, { store, routes: [route] }),
 ])) as [GatewayProcess, GatewayProcess]
 
-/** The shipped file with its upstream servers and listen port made loopback ones; nothing else changed. */
-function localised(conf: string, port: number): string {
-  const servers = conf.match(/^\s*server gateway-\d+:8080[^;]*;$/gm) ?? []
-  // The file's shape is part of what this test checks: a change that drops a gateway or the port breaks it.
-  if (servers.length !== 2) throw new Error(`deploy/nginx/mcp-edge.conf lists ${servers.length} gateways, not 2`)
-  let next = 0
-  const upstreams = conf.replace(/^(\s*)server gateway-\d+:8080([^;]*);$/gm, (_line, indent: string, rest: string) => `${indent}server ${new URL(gateways[next++]!.url).host}${rest};`)
-  if (!/^\s*listen 80;$/m.test(upstreams)) throw new Error('deploy/nginx/mcp-edge.conf no longer listens on 80')
-  return upstreams.replace(/^(\s*)listen 80;$/m, `$1listen 127.0.0.1:${port};`)
-}
-
-const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-nginx-'))
-t.teardown(() => rmSync(folder, { recursive: true, force: true }))
-const port = await freePort()
-writeFileSync(path.join(folder, 'mcp-edge.conf'), localised(shipped, port))
-for (const temp of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(path.join(folder, temp))
-writeFileSync(path.join(folder, 'nginx.conf'), `
-worker_processes 1;
-events { worker_connections 512; }
-http {
-  access_log ${folder}/access.log;
-  client_body_temp_path ${folder}/body;
-  proxy_temp_path ${folder}/proxy;
-  fastcgi_temp_path ${folder}/fastcgi;
-  uwsgi_temp_path ${folder}/uwsgi;
-  scgi_temp_path ${folder}/scgi;
-  include ${folder}/mcp-edge.conf;
-}
-`)
-const nginx = spawn(nginxBinary, ['-p', folder, '-c', path.join(folder, 'nginx.conf'), '-g', `daemon off; master_process on; pid ${folder}/nginx.pid; error_log ${folder}/error.log warn;`], { stdio: ['ignore', 'ignore', 'pipe'] })
-reapOnExit(nginx)
-let nginxErrors = ''
-nginx.stderr!.setEncoding('utf8').on('data', (chunk: string) => (nginxErrors += chunk))
-t.teardown(async () => {
-  if (nginx.exitCode !== null) return
-  nginx.kill('SIGQUIT')
-  await once(nginx, 'exit')
-})
-const balancer = `http://127.0.0.1:${port}`
-for (let tries = 0; ; tries++) {
-  const up = await fetch(`${balancer}/healthz`).then((answer) => answer.status, () => 0)
-  if (up === 200) break
-  if (tries > 100 || nginx.exitCode !== null) throw new Error(`nginx did not come up: ${nginxErrors}`)
-  await sleep(50)
-}
+const { url: balancer, port } = await startNginx(t, [new URL(gateways[0].url).host, new URL(gateways[1].url).host])
 
 t.test('a whole SDK session through nginx, its requests spread over both gateways', async (t) => {
   // nginx keeps no log the forwarder's way; the session's own `whoami` calls show both gateways served it.
