@@ -1,12 +1,15 @@
 // deploy/ read as a platform team reads it: compose.yaml, k8s/mcp-edge.yaml, nginx/mcp-edge.conf and
 // the gateway.yaml they mount must agree with each other and with the gateway. A variable the config
 // reads must reach the container (compose passed no MCP_EDGE_PUBLIC_HOST, so the public name a user
-// set never got into allowed_origins); ports, probe paths and shutdown timings must line up.
+// set never got into allowed_origins); ports, probe paths and shutdown timings must line up; and
+// Prometheus, which scrapes a pod at its IP, must get past /metrics' Host check (it got 403).
 import { readFileSync } from 'node:fs'
+import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { load, loadAll } from 'js-yaml'
 import t from 'tap'
 import { loadConfig } from '../../gateway/config/load.ts'
+import { startGateway } from '../../gateway/server/server.ts'
 import { fixture, gatewayWith } from '../e2e/harness.ts'
 
 const read = (file: string): string => readFileSync(fileURLToPath(new URL(`../../deploy/${file}`, import.meta.url)), 'utf8')
@@ -30,7 +33,8 @@ t.test('every variable the mounted config reads reaches the gateway containers',
   t.ok(variables.includes('MCP_EDGE_PUBLIC_HOST') && variables.includes('REDIS_URL'), 'found the config’s variables', { variables })
   for (const name of ['gateway-1', 'gateway-2']) {
     const environment = compose.services[name]?.environment ?? {}
-    for (const variable of variables) t.ok(variable in environment, `compose ${name} passes ${variable}`)
+    // POD_IP is Kubernetes' (the downward API); its default, loopback, is what compose needs.
+    for (const variable of variables.filter((name) => name !== 'POD_IP')) t.ok(variable in environment, `compose ${name} passes ${variable}`)
   }
   const k8sEnv = container.env.map((entry) => entry.name)
   for (const variable of variables.filter((name) => !/\$\{[A-Z0-9_]+:-/.test(gatewayYaml.match(new RegExp(`\\$\\{${name}[^}]*\\}`))?.[0] ?? ''))) {
@@ -73,4 +77,25 @@ t.test('the probe paths k8s and nginx use are served by a gateway, without a ses
   t.equal(container.readinessProbe.httpGet.path, '/readyz', 'readiness follows the store (README: /readyz)')
   t.match(nginxConf, /location = \/readyz/)
   t.match(nginxConf, /location = \/healthz/)
+})
+
+t.test('Prometheus scraping a pod at its IP reaches /metrics (the k8s example passes POD_IP)', async (t) => {
+  const env = container.env as { name: string; valueFrom?: { fieldRef?: { fieldPath?: string } } }[]
+  t.equal(env.find((entry) => entry.name === 'POD_IP')?.valueFrom?.fieldRef?.fieldPath, 'status.podIP', 'k8s passes the pod IP (downward API)')
+  const config = await loadConfig(fileURLToPath(new URL('../../deploy/gateway.yaml', import.meta.url)), { REDIS_URL: 'redis://redis:6379/0', POD_IP: '10.1.2.3' })
+  config.store = { ...config.store, type: 'memory' } as typeof config.store
+  config.listen = { host: '127.0.0.1', port: 0 }
+  config.log.level = 'silent'
+  const gateway = await startGateway(config)
+  t.teardown(() => gateway.close())
+  const scrape = (host: string): Promise<number> => new Promise((resolve, reject) => {
+    const { port } = new URL(gateway.url)
+    request({ host: '127.0.0.1', port, path: config.metrics.path, headers: { host } }, (response) => {
+      response.resume().on('end', () => resolve(response.statusCode ?? 0))
+    }).on('error', reject).end()
+  })
+  t.equal(await scrape('10.1.2.3:8080'), 200, 'a scrape of the pod at its own IP')
+  t.equal(await scrape('10.9.9.9:8080'), 403, 'another address is still refused (DNS rebinding)')
+  const pod = (deployment.spec.template as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {}
+  t.same([pod['prometheus.io/scrape'], pod['prometheus.io/port'], pod['prometheus.io/path']], ['true', String(container.ports[0]?.containerPort), config.metrics.path], 'the pod says where to scrape')
 })
