@@ -2,6 +2,7 @@
  * What one HTTP exchange of the Streamable HTTP client transport answers, whichever wire carried it
  * (http-exchange.ts: fetch, node:https; http1.ts: the lean HTTP/1.1 client).
  */
+import type { AbortLike } from '../wire/abort-like.ts'
 
 /** The response of one exchange: its head, and its body read once (as text, or chunk by chunk). */
 export interface HttpAnswer {
@@ -16,8 +17,11 @@ export interface HttpAnswer {
   cancel(): Promise<void>
 }
 
-/** One exchange; rejects with the wire's own error (its `code`, or a fetch error's `cause.code`). */
-export type HttpExchange = (url: URL, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal) => Promise<HttpAnswer>
+/**
+ * One exchange; rejects with the wire's own error (its `code`, or a fetch error's `cause.code`).
+ * `signal` is an AbortSignal or a LightAbort (what the transport makes per request: cheaper).
+ */
+export type HttpExchange = (url: URL, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortLike) => Promise<HttpAnswer>
 
 /** A body larger than the limit `text()` was given. */
 export class BodyTooLargeError extends Error {

@@ -13,11 +13,12 @@ import type http from 'node:http'
 import https from 'node:https'
 import { BodyTooLargeError, type HttpAnswer, type HttpExchange } from './http-answer.ts'
 import { Http1Pool } from './http1.ts'
+import { realSignal } from '../wire/abort-like.ts'
 
 /** Exchanges on a WHATWG `fetch`. */
 export function fetchExchange(fetchImpl: typeof fetch): HttpExchange {
   return async (url, method, headers, body, signal) => {
-    const response = await fetchImpl(url, { method, headers, body, signal })
+    const response = await fetchImpl(url, { method, headers, body, signal: realSignal(signal) })
     return {
       status: response.status,
       header: (name) => response.headers.get(name) ?? undefined,
@@ -78,7 +79,7 @@ function httpsExchange(agent: https.Agent): HttpExchange {
     new Promise<HttpAnswer>((resolve, reject) => {
       if (target?.url !== url) target = { url, host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, path: url.pathname + url.search }
       const { host, port, path } = target
-      const request = https.request({ host, port, path, method, headers, agent, signal })
+      const request = https.request({ host, port, path, method, headers, agent, signal: realSignal(signal) })
       request.once('error', reject)
       request.once('response', (response) => {
         request.off('error', reject)

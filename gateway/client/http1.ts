@@ -8,17 +8,21 @@
  *            └► none: connect (no cap: each open SSE stream holds one, as on fetch)
  *   response ─► head (status, headers) ─► HttpAnswer ─► body: content-length | chunked | until close
  *            ─► body done, keep-alive ─► back to the idle list (at most `maxIdle`; each closed when the
- *               server's `Keep-Alive: timeout` says, else after 4 s idle)
+ *               server's `Keep-Alive: timeout` says, else after 4 s idle: by one sweep a second for the
+ *               whole pool, not a timer per exchange, and never taken once past its time)
  *
  * Only what an MCP exchange needs: no 1xx, no trailers (read and dropped), no pipelining.
  */
 import net from 'node:net'
 import { BodyTooLargeError, type HttpAnswer, type HttpExchange } from './http-answer.ts'
+import type { AbortLike } from '../wire/abort-like.ts'
 
 /** Largest response head accepted, in bytes. */
 const MAX_HEAD_BYTES = 64 * 1024
 /** Idle time before a kept connection is closed when the server gave no `Keep-Alive: timeout`. */
 const DEFAULT_IDLE_MS = 4000
+/** How often the pool closes connections idle past their time. */
+const SWEEP_MS = 1000
 
 /** A socket-level failure, with the code a caller reports (like node's own errors). */
 function wireError(message: string, code: string): Error {
@@ -26,11 +30,20 @@ function wireError(message: string, code: string): Error {
 }
 
 const UNSAFE = /[\r\n\0]/
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})/
 
 /** The keep-alive connections of one worker to plain-HTTP origins. */
 export class Http1Pool {
   readonly #idle = new Map<string, Connection[]>()
   readonly #maxIdle: number
+  /**
+   * The header lines of each headers object already sent, checked once: a transport sends the same
+   * object on every POST of a session (headers objects are taken as they are at their first use).
+   */
+  readonly #lines = new WeakMap<object, string>()
+  /** Each URL taken apart once (a transport sends every request to the same URL object). */
+  readonly #targets = new WeakMap<URL, { path: string; origin: string; host: string; port: number }>()
+  #sweeper: NodeJS.Timeout | undefined
 
   constructor(maxIdle = 64) {
     this.#maxIdle = maxIdle
@@ -41,27 +54,40 @@ export class Http1Pool {
     return (url, method, headers, body, signal) => this.#request(url, method, headers, body, signal)
   }
 
-  #request(url: URL, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal): Promise<HttpAnswer> {
+  #request(url: URL, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortLike): Promise<HttpAnswer> {
     if (signal.aborted) return Promise.reject(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }))
-    let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`
-    for (const name in headers) {
-      const value = headers[name]!
-      if (UNSAFE.test(name) || UNSAFE.test(value)) return Promise.reject(new TypeError(`header ${JSON.stringify(name)} has a line break`))
-      head += `${name}: ${value}\r\n`
+    let lines = this.#lines.get(headers)
+    if (lines === undefined) {
+      lines = ''
+      for (const name in headers) {
+        const value = headers[name]!
+        if (UNSAFE.test(name) || UNSAFE.test(value)) return Promise.reject(new TypeError(`header ${JSON.stringify(name)} has a line break`))
+        lines += `${name}: ${value}\r\n`
+      }
+      this.#lines.set(headers, lines)
     }
+    let target = this.#targets.get(url)
+    if (target === undefined) {
+      target = { path: url.pathname + url.search, origin: url.host, host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 80) }
+      this.#targets.set(url, target)
+    }
+    let head = `${method} ${target.path} HTTP/1.1\r\nhost: ${target.origin}\r\n${lines}`
     head += body === undefined ? '\r\n' : `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
-    const origin = url.host
-    const connection = this.#take(origin) ?? new Connection(url.hostname.replace(/^\[|\]$/g, ''), Number(url.port || 80), origin, this)
+    const connection = this.#take(target.origin) ?? new Connection(target.host, target.port, target.origin, this)
     return connection.send(head, signal)
   }
 
   #take(origin: string): Connection | undefined {
     const list = this.#idle.get(origin)
     let connection: Connection | undefined
+    const now = Date.now()
     while (connection === undefined && list !== undefined && list.length > 0) {
-      connection = list.pop()
-      // One the server is closing (its FIN not yet handled) is no use.
-      if (!connection!.usable) connection = undefined
+      connection = list.pop()!
+      // One the server is closing (its FIN not yet handled), or may close any moment now, is no use.
+      if (!connection.usable || connection.expired(now)) {
+        connection.destroy()
+        connection = undefined
+      }
     }
     if (list?.length === 0) this.#idle.delete(origin)
     connection?.wake()
@@ -75,6 +101,24 @@ export class Http1Pool {
     if (list.length >= this.#maxIdle) return connection.destroy()
     list.push(connection)
     connection.idle()
+    if (this.#sweeper === undefined) {
+      this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS)
+      this.#sweeper.unref()
+    }
+  }
+
+  /** Closes the connections idle past their time; stops when none is idle. */
+  #sweep(): void {
+    const now = Date.now()
+    for (const list of this.#idle.values()) {
+      // Oldest first: the list is last in, first out.
+      while (list.length > 0 && list[0]!.expired(now)) list.shift()!.destroy()
+    }
+    for (const [origin, list] of this.#idle) if (list.length === 0) this.#idle.delete(origin)
+    if (this.#idle.size === 0) {
+      clearInterval(this.#sweeper)
+      this.#sweeper = undefined
+    }
   }
 
   /** Forgets a connection that closed while idle. */
@@ -95,13 +139,14 @@ class Connection {
   readonly #pool: Http1Pool
   #buffer: Buffer | undefined
   #idleMs = DEFAULT_IDLE_MS
-  #idleTimer: NodeJS.Timeout | undefined
+  /** When the connection went back to the pool (Date.now()). */
+  #idleSince = 0
   /** The exchange in progress: waiting for the head, then reading the body. */
   #waiting: { resolve: (answer: HttpAnswer) => void; reject: (error: Error) => void } | undefined
   #answer: Answer | undefined
   #body: BodyMode | undefined
   #keepAlive = true
-  #signal: AbortSignal | undefined
+  #signal: AbortLike | undefined
   readonly #onAbort = (): void => this.#fail(Object.assign(new Error('aborted'), { code: 'ABORT_ERR' }))
 
   get usable(): boolean {
@@ -122,7 +167,7 @@ class Connection {
     })
   }
 
-  send(head: string, signal: AbortSignal): Promise<HttpAnswer> {
+  send(head: string, signal: AbortLike): Promise<HttpAnswer> {
     return new Promise<HttpAnswer>((resolve, reject) => {
       this.#waiting = { resolve, reject }
       this.#signal = signal
@@ -133,17 +178,19 @@ class Connection {
 
   idle(): void {
     this.#socket.unref()
-    this.#idleTimer = setTimeout(() => this.destroy(), this.#idleMs)
-    this.#idleTimer.unref()
+    this.#idleSince = Date.now()
+  }
+
+  /** True when the connection has been idle as long as the server keeps it (or 4 s). */
+  expired(now: number): boolean {
+    return now - this.#idleSince >= this.#idleMs
   }
 
   wake(): void {
-    clearTimeout(this.#idleTimer)
     this.#socket.ref()
   }
 
   destroy(): void {
-    clearTimeout(this.#idleTimer)
     this.#socket.destroy()
   }
 
@@ -170,16 +217,19 @@ class Connection {
 
   /** Parses the head; undefined (and the connection failed) when it is not HTTP/1.x. */
   #head(text: string): Answer | undefined {
-    const lines = text.split('\r\n')
-    const status = /^HTTP\/1\.([01]) (\d{3})/.exec(lines[0]!)
+    const status = STATUS_LINE.exec(text)
     if (status === null) return void this.#fail(wireError('the server did not answer HTTP/1.x', 'HPE_INVALID_CONSTANT'))
     const headers = new Map<string, string>()
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!
-      const colon = line.indexOf(':')
-      if (colon <= 0) continue
-      const name = line.slice(0, colon).trim().toLowerCase()
-      const value = line.slice(colon + 1).trim()
+    // Line by line with indexOf: no array of lines, no copy of the head.
+    let at = text.indexOf('\r\n')
+    while (at >= 0) {
+      const start = at + 2
+      at = text.indexOf('\r\n', start)
+      const end = at < 0 ? text.length : at
+      const colon = text.indexOf(':', start)
+      if (colon <= start || colon >= end) continue
+      const name = text.slice(start, colon).trim().toLowerCase()
+      const value = text.slice(colon + 1, end).trim()
       const before = headers.get(name)
       headers.set(name, before === undefined ? value : `${before}, ${value}`)
     }
@@ -288,7 +338,6 @@ class Connection {
   }
 
   #closed(): void {
-    clearTimeout(this.#idleTimer)
     this.#pool.forget(this)
     if (this.#answer !== undefined && this.#body?.kind === 'close') {
       const answer = this.#answer

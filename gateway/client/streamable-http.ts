@@ -22,6 +22,7 @@ import { BodyTooLargeError, type HttpAnswer, type HttpExchange } from './http-an
 import { fetchExchange, nodeExchange, type HttpAgents } from './http-exchange.ts'
 import { readSse } from './sse-parser.ts'
 import type { Transport } from './transport.ts'
+import { LightAbort, realSignal, type AbortLike } from '../wire/abort-like.ts'
 
 export interface StreamableHttpOptions {
   /** The MCP endpoint. */
@@ -67,7 +68,7 @@ const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 /** A stream being followed: the request it answers (none for the standalone stream) and where to resume. */
 interface Stream {
   requestId?: RequestId
-  signal: AbortSignal
+  signal: AbortLike
   lastEventId?: string
   retryMs?: number
 }
@@ -90,9 +91,9 @@ export class StreamableHttpTransport implements Transport {
   #protocolVersion: string | undefined
   #closed = false
   /** Every exchange in flight, aborted by close(). */
-  readonly #live = new Set<AbortController>()
+  readonly #live = new Set<LightAbort>()
   /** The exchange of each request in flight, aborted when the client cancels the request. */
-  readonly #requests = new Map<RequestId, AbortController>()
+  readonly #requests = new Map<RequestId, LightAbort>()
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options
@@ -123,8 +124,14 @@ export class StreamableHttpTransport implements Transport {
     if (this.#options.standaloneStream !== false) await this.#openStandalone()
   }
 
-  async send(message: JsonRpcMessage): Promise<void> {
-    if (this.#closed) throw new TransportError('The transport is closed')
+  send(message: JsonRpcMessage): Promise<void> {
+    if (this.#closed) return Promise.reject(new TransportError('The transport is closed'))
+    // A request's POST is all there is to sending it: no async frame around it on every call.
+    if ('method' in message && 'id' in message) return this.#post(message)
+    return this.#sendOther(message)
+  }
+
+  async #sendOther(message: JsonRpcMessage): Promise<void> {
     await this.#post(message)
     if (!('method' in message)) return
     if (message.method === 'notifications/cancelled') this.#requests.get(message.params?.requestId as RequestId)?.abort()
@@ -135,12 +142,13 @@ export class StreamableHttpTransport implements Transport {
   /** POSTs one message and delivers what answers it: nothing (202), a JSON body, or an SSE stream followed in the background. */
   async #post(message: JsonRpcMessage): Promise<void> {
     const requestId = 'method' in message && 'id' in message ? message.id : undefined
-    const controller = this.#track(new AbortController())
+    // A LightAbort, not an AbortController: made for every request, and almost never fired.
+    const controller = this.#track(new LightAbort())
     if (requestId !== undefined) this.#requests.set(requestId, controller)
     let streaming = false
     try {
       this.#postHeaders ??= this.#headers(POST_HEADERS)
-      const response = await this.#request('POST', this.#postHeaders, controller.signal, {
+      const response = await this.#request('POST', this.#postHeaders, controller, {
         body: JSON.stringify(message),
         timeoutMs: requestId === undefined ? this.#timeoutMs : undefined,
         requestId,
@@ -152,7 +160,7 @@ export class StreamableHttpTransport implements Transport {
       const type = response.header('content-type') ?? ''
       if (type.includes('text/event-stream')) {
         streaming = true
-        void this.#follow(response, { requestId, signal: controller.signal }).finally(() => this.#untrack(controller, requestId))
+        void this.#follow(response, { requestId, signal: controller }).finally(() => this.#untrack(controller, requestId))
       } else if (type.includes('application/json')) {
         this.#deliverJson(await this.#boundedText(response, requestId), requestId)
       } else {
@@ -160,7 +168,7 @@ export class StreamableHttpTransport implements Transport {
         throw new TransportError(`POST answered ${response.status} with an unexpected content type "${type}"`, { requestId, status: response.status })
       }
     } catch (error) {
-      if (controller.signal.aborted && !(error instanceof TimeoutError)) return // cancelled or closed: nothing to report
+      if (controller.aborted && !(error instanceof TimeoutError)) return // cancelled or closed: nothing to report
       throw error
     } finally {
       if (!streaming) this.#untrack(controller, requestId)
@@ -190,12 +198,12 @@ export class StreamableHttpTransport implements Transport {
     return timeoutMs === 0 ? undefined : timeoutMs
   }
 
-  #track(controller: AbortController): AbortController {
+  #track(controller: LightAbort): LightAbort {
     this.#live.add(controller)
     return controller
   }
 
-  #untrack(controller: AbortController, requestId: RequestId | undefined): void {
+  #untrack(controller: LightAbort, requestId: RequestId | undefined): void {
     this.#live.delete(controller)
     if (requestId !== undefined && this.#requests.get(requestId) === controller) this.#requests.delete(requestId)
   }
@@ -243,7 +251,7 @@ export class StreamableHttpTransport implements Transport {
       }
       if (++failures > (this.#options.maxReconnects ?? 3)) return this.#lost(stream, `${failures - 1} reconnections in a row failed`)
       try {
-        await sleep(stream.retryMs ?? this.#options.reconnectDelayMs ?? 1000, undefined, { signal: stream.signal })
+        await sleep(stream.retryMs ?? this.#options.reconnectDelayMs ?? 1000, undefined, { signal: realSignal(stream.signal) })
       } catch {
         return // closed or cancelled while waiting
       }
@@ -296,14 +304,14 @@ export class StreamableHttpTransport implements Transport {
 
   /** Opens the standalone GET stream; resolves once it is open (or refused), then follows it in the background. */
   async #openStandalone(): Promise<void> {
-    const controller = this.#track(new AbortController())
+    const controller = this.#track(new LightAbort())
     const report = (error: unknown): void => {
       this.#untrack(controller, undefined)
-      if (!this.#closed && !controller.signal.aborted) this.onerror?.(error as Error)
+      if (!this.#closed && !controller.aborted) this.onerror?.(error as Error)
     }
     let response: HttpAnswer
     try {
-      response = await this.#request('GET', this.#headers(SSE_HEADERS), controller.signal, { timeoutMs: this.#timeoutMs })
+      response = await this.#request('GET', this.#headers(SSE_HEADERS), controller, { timeoutMs: this.#timeoutMs })
       if (response.status === 405) {
         this.#untrack(controller, undefined)
         return void (await response.cancel()) // the server offers no standalone stream
@@ -312,26 +320,26 @@ export class StreamableHttpTransport implements Transport {
     } catch (error) {
       return report(error)
     }
-    void this.#follow(response, { signal: controller.signal }).then(() => this.#untrack(controller, undefined), report)
+    void this.#follow(response, { signal: controller }).then(() => this.#untrack(controller, undefined), report)
   }
 
   /** One HTTP exchange up to its response head (`headers` complete); `timeoutMs` bounds the wait for the head only. */
   async #request(
     method: string,
     headers: Readonly<Record<string, string>>,
-    signal: AbortSignal,
+    signal: AbortLike,
     options: { body?: string; timeoutMs?: number | undefined; requestId?: RequestId | undefined },
   ): Promise<HttpAnswer> {
     const { timeoutMs, requestId } = options
-    const timer = new AbortController()
-    const timeout = timeoutMs === undefined ? undefined : setTimeout(() => timer.abort(TIMEOUT), timeoutMs)
-    // A request's POST has no timer of its own (its request's timeout ends it): no combined signal,
-    // which costs more than the rest of the exchange's bookkeeping.
-    const combined = timeout === undefined ? signal : AbortSignal.any([signal, timer.signal])
+    // A request's POST has no timer of its own (its request's timeout ends it): no timer, no
+    // combined signal, which cost more than the rest of the exchange's bookkeeping.
+    const timer = timeoutMs === undefined ? undefined : new AbortController()
+    const timeout = timer === undefined ? undefined : setTimeout(() => timer.abort(TIMEOUT), timeoutMs)
+    const combined = timer === undefined ? signal : AbortSignal.any([realSignal(signal), timer.signal])
     try {
       return await this.#exchange(this.#url, method, headers, options.body, combined)
     } catch (error) {
-      if (timer.signal.aborted) throw new TimeoutError(`${method} ${this.#url} sent no response head within ${timeoutMs} ms`, timeoutMs!, { requestId })
+      if (timer?.signal.aborted === true) throw new TimeoutError(`${method} ${this.#url} sent no response head within ${timeoutMs} ms`, timeoutMs!, { requestId })
       // fetch wraps the socket's error as its cause; node:http throws it as it is.
       const { cause, code } = error as { cause?: { code?: string; message?: string }; code?: string }
       const detail = cause?.code ?? cause?.message ?? (code !== undefined && code !== 'ABORT_ERR' ? code : (error as Error).message)

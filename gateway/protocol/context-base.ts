@@ -9,6 +9,7 @@ import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import { LOG_LEVELS } from '../wire/mcp-types.ts'
 import type { RequestSink } from './sink.ts'
 import type { Caller } from '../wire/caller.ts'
+import { LightAbort, type AbortLike } from '../wire/abort-like.ts'
 
 const levelRank = new Map<string, number>(LOG_LEVELS.map((level, rank) => [level, rank]))
 
@@ -22,7 +23,7 @@ export abstract class ContextBase implements InFlight {
   readonly _meta: JsonObject | undefined
   protected readonly sink: RequestSink
   readonly caller: Caller
-  #controller: AbortController | undefined
+  #abort: LightAbort | undefined
   #cancelReason: string | undefined
 
   constructor(requestId: RequestId, meta: JsonObject | undefined, sink: RequestSink, caller: Caller) {
@@ -34,11 +35,19 @@ export abstract class ContextBase implements InFlight {
 
   /** Made on first read: most handlers never look at it, and most requests are never cancelled. */
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController()
-      if (this.#cancelReason !== undefined) this.#controller.abort(this.#cancelReason)
+    return this.cancellation.signal
+  }
+
+  /**
+   * The request's cancellation for the gateway's own layers (a proxy route passes it upstream): an
+   * AbortLike without an AbortController behind it until someone reads `signal`.
+   */
+  get cancellation(): AbortLike & { readonly signal: AbortSignal } {
+    if (this.#abort === undefined) {
+      this.#abort = new LightAbort()
+      if (this.#cancelReason !== undefined) this.#abort.abort(this.#cancelReason)
     }
-    return this.#controller.signal
+    return this.#abort
   }
 
   get cancelled(): boolean {
@@ -48,7 +57,7 @@ export abstract class ContextBase implements InFlight {
   cancel(reason: string): void {
     if (this.#cancelReason !== undefined) return
     this.#cancelReason = reason
-    this.#controller?.abort(reason)
+    this.#abort?.abort(reason)
   }
 
   progress(progress: number, total?: number, message?: string): boolean {

@@ -21,11 +21,16 @@ export interface AwaitingAnswer {
 
 export class LiveSession {
   readonly inflight = new Map<RequestId, InFlight>()
-  readonly awaiting = new Map<string, AwaitingAnswer>()
   outlet: SessionOutlet | undefined = undefined
+  /** Made on first use: an entry lives for each asynchronous request, and most never ask the client anything. */
+  #awaiting: Map<string, AwaitingAnswer> | undefined
+
+  get awaiting(): Map<string, AwaitingAnswer> {
+    return (this.#awaiting ??= new Map())
+  }
 
   get idle(): boolean {
-    return this.inflight.size === 0 && this.awaiting.size === 0 && this.outlet === undefined
+    return this.inflight.size === 0 && (this.#awaiting === undefined || this.#awaiting.size === 0) && this.outlet === undefined
   }
 }
 

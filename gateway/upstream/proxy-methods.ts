@@ -23,7 +23,7 @@ import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
 import { describeFailure } from './failure.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
-import type { ProxyRoute, Target } from './proxy-route.ts'
+import { cancellationOf, type ProxyRoute, type Target } from './proxy-route.ts'
 
 /** Which server capability a list needs. */
 const CAPABILITY: Readonly<Record<ListKind, 'tools' | 'prompts' | 'resources'>> = {
@@ -183,21 +183,35 @@ function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefi
   }
 }
 
-/** A tool call upstream; an unreachable upstream is an `isError` result the model can read, not a protocol error. */
-async function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
-  const target = await resolve(proxy, record, 'tool', name, params)
-  if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
+/**
+ * A tool call upstream; an unreachable upstream is an `isError` result the model can read, not a
+ * protocol error. A name this worker knows goes up without waiting for a lookup.
+ */
+function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+  const known = proxy.resolveName('tool', name)
+  if (known !== undefined) return callTarget(proxy, record, known, params, ctx)
+  return resolve(proxy, record, 'tool', name, params).then((target) => {
+    if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
+    return callTarget(proxy, record, target, params, ctx)
+  })
+}
+
+async function callTarget(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
   if (proxy.isDown(target.upstream)) return unavailableResult(target.upstream, proxy.health.get(target.upstream)?.reason)
+  // A name the upstream knows as it is (no prefix, no renaming) goes up in the params as they came.
+  const sent = params.name === target.name ? params : { ...params, name: target.name }
   try {
-    return await proxy.forward(record, target.upstream, 'tools/call', { ...params, name: target.name }, ctx, { paramHeaders: paramHeaderValues(target, params.arguments) })
+    return await proxy.forward(record, target.upstream, 'tools/call', sent, ctx, target.paramHeaders === undefined ? NO_EXTRA : { paramHeaders: paramHeaderValues(target, params.arguments) })
   } catch (error) {
     // The gateway's own refusal on the way (a bound such as max_input_rounds) is the client's error as
     // it stands: the upstream answered, so calling it unavailable would be wrong.
     if (error instanceof McpError) throw error
-    if (error instanceof RpcError || ctx.signal.aborted) throw proxy.asClientError(target.upstream, error)
+    if (error instanceof RpcError || cancellationOf(ctx).aborted) throw proxy.asClientError(target.upstream, error)
     return unavailableResult(target.upstream, describeFailure(error))
   }
 }
+
+const NO_EXTRA = Object.freeze({})
 
 /** The `Mcp-Param-*` values a stateless upstream expects for this call, from the tool's annotations. */
 function paramHeaderValues(target: Target, args: unknown): Record<string, string> | undefined {

@@ -20,6 +20,7 @@ import type { RequestContext } from '../registry/context.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
+import type { AbortLike } from '../wire/abort-like.ts'
 import { UriTemplate } from '../registry/uri-template.ts'
 import type { SessionRecord, UpstreamSession } from '../store/store.ts'
 import type { ListKind } from './aggregate.ts'
@@ -48,6 +49,14 @@ function withoutState(params: JsonObject): JsonObject {
   const { requestState, ...rest } = params
   void requestState
   return rest
+}
+
+/**
+ * `ctx`'s cancellation as the client takes it: the request context's own LightAbort when it has one
+ * (reading `ctx.signal` would make an AbortController for every proxied call), else its signal.
+ */
+export function cancellationOf(ctx: RequestContext): AbortLike {
+  return (ctx as { readonly cancellation?: AbortLike }).cancellation ?? ctx.signal
 }
 
 /** Per-request options of `forward`. */
@@ -180,7 +189,7 @@ export class ProxyRoute implements LinkHost {
       health.ok()
       return result
     } catch (error) {
-      if (isUnavailability(error) && !(ctx?.signal.aborted ?? false)) health.failed(describeFailure(error))
+      if (isUnavailability(error) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
       else if (error instanceof RpcError) health.ok()
       throw error
     }
@@ -203,7 +212,7 @@ export class ProxyRoute implements LinkHost {
     const options: RequestOptions = { timeoutMs }
     if (ctx === undefined) return options
     options.context = ctx
-    options.signal = ctx.signal
+    options.signal = cancellationOf(ctx)
     const token = ctx._meta?.progressToken
     if (typeof token === 'string' || typeof token === 'number') options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
     return options

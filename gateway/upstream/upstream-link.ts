@@ -88,18 +88,33 @@ export class UpstreamLink {
     return opening
   }
 
-  /** Sends one request; an upstream that forgot the session (HTTP 404) gets one new session and the request once more. */
-  async request(method: string, params: JsonObject | undefined, options: RequestOptions, stored: UpstreamSession | undefined): Promise<JsonObject> {
+  /**
+   * Sends one request; an upstream that forgot the session (HTTP 404) gets one new session and the
+   * request once more. A link whose client is ready sends at once, without waiting a turn for it.
+   */
+  request(method: string, params: JsonObject | undefined, options: RequestOptions, stored: UpstreamSession | undefined): Promise<JsonObject> {
+    const current = this.#current
+    if (current === undefined || (stored?.id !== undefined && stored.id !== this.#sessionId)) return this.#requestOpening(method, params, options, stored)
+    this.lastUsed = Date.now()
+    return current.request(method, params, options).catch((error: unknown) => this.#renewed(error, method, params, options))
+  }
+
+  async #requestOpening(method: string, params: JsonObject | undefined, options: RequestOptions, stored: UpstreamSession | undefined): Promise<JsonObject> {
     const client = await this.client(stored)
     try {
       return await client.request(method, params, options)
     } catch (error) {
-      if (!(error instanceof TransportError) || error.status !== 404 || this.#closed) throw error
-      if (this.#client !== undefined) this.#drop()
-      const renewed = this.#open(undefined)
-      this.#client = renewed
-      return (await renewed).request(method, params, options)
+      return this.#renewed(error, method, params, options)
     }
+  }
+
+  /** After `error`: the request once more on a new session when the upstream forgot this one (404), else the error. */
+  async #renewed(error: unknown, method: string, params: JsonObject | undefined, options: RequestOptions): Promise<JsonObject> {
+    if (!(error instanceof TransportError) || error.status !== 404 || this.#closed) throw error
+    if (this.#client !== undefined) this.#drop()
+    const renewed = this.#open(undefined)
+    this.#client = renewed
+    return (await renewed).request(method, params, options)
   }
 
   /** Closes the connection; the upstream session lives on for other workers. */

@@ -7,6 +7,7 @@ import http from 'node:http'
 import net from 'node:net'
 import t from 'tap'
 import { Http1Pool } from '../../gateway/client/http1.ts'
+import { LightAbort } from '../../gateway/wire/abort-like.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
@@ -115,6 +116,31 @@ t.test('a connection the server closed while idle is not reused', async (t) => {
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.equal(await (await exchange(server.url, 'POST', {}, '{}', never)).text(10), 'ok', 'the second exchange succeeds')
   t.equal(server.connections(), 2, 'on a fresh connection')
+})
+
+t.test('a kept connection is not taken past the keep-alive timeout the server announced', async (t) => {
+  // timeout=2: kept for 1 s (one second of margin before the server's own close), then left unused.
+  const server = await raw(t, (socket) => socket.write('HTTP/1.1 200 OK\r\nkeep-alive: timeout=2\r\ncontent-length: 2\r\n\r\nok'))
+  const exchange = new Http1Pool().exchange()
+  t.equal(await (await exchange(server.url, 'POST', {}, '{}', never)).text(10), 'ok')
+  t.equal(await (await exchange(server.url, 'POST', {}, '{}', never)).text(10), 'ok')
+  t.equal(server.connections(), 1, 'reused while fresh')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  t.equal(await (await exchange(server.url, 'POST', {}, '{}', never)).text(10), 'ok')
+  t.equal(server.connections(), 2, 'a new connection once the kept one is past its time')
+})
+
+t.test('a LightAbort cancels like an AbortSignal', async (t) => {
+  const server = await raw(t, (socket) => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\npart'))
+  const exchange = new Http1Pool().exchange()
+  const abort = new LightAbort()
+  const partial = await exchange(server.url, 'POST', {}, '{}', abort)
+  const reading = partial.text(100)
+  abort.abort()
+  await t.rejects(reading, { code: 'ABORT_ERR' }, 'an abort mid-body ends the read')
+  const aborted = new LightAbort()
+  aborted.abort('gone')
+  await t.rejects(exchange(server.url, 'POST', {}, '{}', aborted), { code: 'ABORT_ERR' }, 'an aborted one sends nothing')
 })
 
 t.test('limits and failures', async (t) => {
