@@ -268,6 +268,19 @@ function saturationNote(results: BenchResults): string | undefined {
 
 const verdict = (pass: boolean | undefined): string => (pass === undefined ? '–' : pass ? 'PASS' : 'FAIL')
 
+/**
+ * The proxy's CPU per call at saturation (wrk, one session): the edge-proxy-http row's server CPU
+ * per request ÷ edge-session's. Reported beside the paced figure (the target's), not instead of it:
+ * at saturation each wake-up serves many requests, so it weighs the per-request work without the
+ * per-wake-up cost a paced load pays once per request (and a proxied call twice).
+ */
+function saturatedProxyLine(results: BenchResults): string | undefined {
+  const proxied = results.scenarios.find((row) => row.name === 'edge-proxy-http')?.cpuUsPerRequest
+  const local = results.scenarios.find((row) => row.name === 'edge-session')?.cpuUsPerRequest
+  if (proxied === undefined || local === undefined) return undefined
+  return `${fmtInt(proxied)} µs CPU per proxied call against ${fmtInt(local)} µs per local call, ${fmt(proxied / local)} ×`
+}
+
 /** One line on the proxy hop: both paced runs and what the hop adds. */
 function hopLine(hop: ProxyHop): string {
   const run = (r: ProxyHop['direct']): string => `p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, ${fmtInt(r.cpuUsPerCall)} µs CPU/call, ${r.errors} errors`
@@ -306,6 +319,8 @@ export function formatTable(results: BenchResults): string {
   else out.push(`redis store: ${fmtInt(redisCost.bytesPerSession)} B of Redis used_memory per idle session (${fmtInt(redisCost.sessions)} sessions)`)
   const hop = results.proxyHop ?? { skipped: 'not run' }
   out.push(isSkipped(hop) ? `proxy hop: skipped (${hop.skipped})` : `proxy hop: ${hopLine(hop)}`)
+  const saturatedProxy = saturatedProxyLine(results)
+  if (saturatedProxy !== undefined) out.push(`proxy route at saturation (wrk, 1 session): ${saturatedProxy}`)
   if (isSkipped(fanout)) out.push(`fan-out: skipped (${fanout.skipped})`)
   else out.push(`fan-out: resourceUpdated reached ${fmtInt(fanout.sessions)} open GET streams in ${fmt(fanout.medianMs, 1)} ms median, ${fmt(fanout.maxMs, 1)} ms max (${fanout.rounds} rounds)`)
   out.push('', 'targets:')
@@ -351,6 +366,8 @@ export function formatMarkdown(results: BenchResults, image: string): string {
   )
   const hop = results.proxyHop ?? { skipped: 'not run' }
   out.push(isSkipped(hop) ? `| proxy hop at a fixed rate | skipped: ${hop.skipped} |` : `| proxy hop (proxy-hop.ts) | ${hopLine(hop)} |`)
+  const saturatedProxy = saturatedProxyLine(results)
+  if (saturatedProxy !== undefined) out.push(`| proxy route at saturation (wrk, 1 session; not the target's measure) | ${saturatedProxy} |`)
   out.push(
     isSkipped(fanout)
       ? `| resourceUpdated fan-out | skipped: ${fanout.skipped} |`
