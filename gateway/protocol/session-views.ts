@@ -77,7 +77,8 @@ export class SessionViews {
   /** What a stateless request's handler sees as its session: the envelope, and no per-session state. */
   statelessSession(envelope: Envelope): SessionView {
     const noSession = async (): Promise<never> => {
-      throw new EdgeError('MCP_EDGE_SESSION_REQUIRED', 'this needs a session; a stateless request asks the client through ctx')
+      // The model and its user read this (a tool's isError text): say what works instead.
+      throw new EdgeError('MCP_EDGE_SESSION_REQUIRED', 'This keeps per-session state, which a stateless (2026-07-28) request does not have: use a client that opens a session (MCP 2025-11-25 or earlier)')
     }
     return {
       id: '',
