@@ -38,6 +38,8 @@ export type ServerSpec =
 export interface StartOptions {
   /** Starts node with --expose-gc, so `measure()` reads memory after full collections. */
   gc?: boolean
+  /** More node/V8 flags for the server (e.g. the soak's fixed young generation). */
+  nodeFlags?: string[]
   /** Writes a V8 CPU profile (and the gateway's source maps) into this folder when the server stops. */
   cpuProfileDir?: string
   /**
@@ -47,13 +49,18 @@ export interface StartOptions {
   logLevel?: string
 }
 
+/** process.memoryUsage() after forced full GCs, with each V8 heap space's committed and used bytes, by name. */
+export type Memory = NodeJS.MemoryUsage & { spaces: Record<string, { size: number; used: number }> }
+
 export interface RunningServer {
   /** The MCP endpoint, e.g. http://127.0.0.1:40123/mcp. */
   readonly url: string
   /** The server's process (taskset execs it, so it is the node process itself). */
   readonly pid: number
   /** process.memoryUsage() of the server after forced full GCs. */
-  measure(): Promise<NodeJS.MemoryUsage>
+  measure(): Promise<Memory>
+  /** Writes a V8 heap snapshot of the server into `file`; resolves with its path. */
+  snapshot(file: string): Promise<string>
   /** SIGTERM (a clean exit, so a CPU profile gets written), SIGKILL after 10 s. */
   stop(): Promise<void>
 }
@@ -105,6 +112,7 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
   // The bench handlers import 'mcp-edge': from the checkout, that is the sources (package.json exports).
   const nodeFlags = ['--import', PROBE, '--conditions=mcp-edge-source']
   if (options.gc) nodeFlags.push('--expose-gc')
+  if (options.nodeFlags !== undefined) nodeFlags.push(...options.nodeFlags)
   const env: Record<string, string> = { ...process.env as Record<string, string>, PORT: String(port), HOST: '127.0.0.1' }
   if (options.cpuProfileDir !== undefined) {
     nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`, '--enable-source-maps')
@@ -161,6 +169,7 @@ export async function startServer(spec: ServerSpec, options: StartOptions = {}):
     url: `http://127.0.0.1:${port}/mcp`,
     pid: child.pid!,
     measure: () => measure(child),
+    snapshot: (file) => ask<{ file: string }>(child, { cmd: 'snapshot', file }).then((answer) => answer.file),
     async stop() {
       if (child.exitCode !== null) return
       child.kill('SIGTERM')
@@ -202,18 +211,24 @@ export async function waitListening(port: number, exited: Promise<number | null>
   throw new Error(`server did not listen on port ${port} within 20 s`)
 }
 
-let measureSeq = 0
+let askSeq = 0
 
-function measure(child: ChildProcess): Promise<NodeJS.MemoryUsage> {
-  const id = ++measureSeq
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: { reply?: number; memory?: NodeJS.MemoryUsage; gc?: boolean }): void => {
-      if (message.reply !== id) return
+/** Sends `message` to the probe (servers/probe.mjs) in the child; resolves with its answer. */
+function ask<T>(child: ChildProcess, message: { cmd: string; [key: string]: unknown }): Promise<T> {
+  const id = ++askSeq
+  return new Promise((resolve) => {
+    const onMessage = (answer: { reply?: number }): void => {
+      if (answer.reply !== id) return
       child.off('message', onMessage)
-      if (message.gc !== true) reject(new Error('the server was not started with --expose-gc'))
-      else resolve(message.memory!)
+      resolve(answer as T)
     }
     child.on('message', onMessage)
-    child.send({ cmd: 'measure', id })
+    child.send({ ...message, id })
   })
+}
+
+async function measure(child: ChildProcess): Promise<Memory> {
+  const answer = await ask<{ memory: Memory; gc: boolean }>(child, { cmd: 'measure' })
+  if (!answer.gc) throw new Error('the server was not started with --expose-gc')
+  return answer.memory
 }
