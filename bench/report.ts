@@ -240,7 +240,7 @@ export function evaluateTargets(results: BenchResults): Target[] {
     {
       what: 'soak: RSS slope',
       target: `~0 (≤ ${perMin(SOAK_RSS_SLOPE)})`,
-      measured: soak === undefined ? 'not measured' : `${perMin(soak.rssSlopeBPerMin)} over ${soak.seconds} s`,
+      measured: soak === undefined ? 'not measured' : `${perMin(soak.rssSlopeBPerMin)} over ${soak.seconds} s, ${soak.semiSpaceMiB === undefined ? 'young generation sized by V8' : `young generation pinned at 2 × ${soak.semiSpaceMiB} MiB`}`,
       pass: soak === undefined ? undefined : soak.rssSlopeBPerMin <= SOAK_RSS_SLOPE && soak.errors === 0,
     },
   )
