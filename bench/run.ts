@@ -236,8 +236,8 @@ function wrkVersion(): string {
 
 /** `--soak <seconds>`: mixed traffic against one gateway, its memory slopes checked against the targets. */
 async function soakOnly(seconds: number): Promise<number> {
-  if (!Number.isFinite(seconds) || seconds < 30) {
-    log('npm run bench -- --soak <seconds>: at least 30 seconds')
+  if (!Number.isFinite(seconds) || seconds < 60) {
+    log('npm run bench -- --soak <seconds>: at least 60 seconds (a warm-up of 30 s, then the samples the slopes are drawn through)')
     return 1
   }
   pinSelfToLoadCore()
