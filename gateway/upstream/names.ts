@@ -25,6 +25,8 @@ export interface Origin {
   readonly name: string
   /** A tool's `x-mcp-header` arguments (header suffix → argument), which a stateless upstream checks. */
   readonly paramHeaders?: ReadonlyMap<string, string>
+  /** A tool its upstream runs only as a task (`execution.taskSupport: "required"`): the gateway calls it as one and waits. */
+  readonly taskRequired?: true
 }
 
 export class Naming {

@@ -22,6 +22,7 @@ import { toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
 import { describeFailure } from './failure.ts'
+import { callUpstreamTask, proxiedExecution, runAsGatewayTask, upstreamTaskSupport } from './upstream-tasks.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
 import { cancellationOf, type ProxyRoute, type Target } from './proxy-route.ts'
 
@@ -153,13 +154,21 @@ function expose(proxy: ProxyRoute, kind: ListKind, upstream: string, item: JsonO
   if (typeof item.name !== 'string') return undefined
   const exposed = kind === 'tools' ? proxy.naming.tool(upstream, item.name) : proxy.naming.prompt(upstream, item.name)
   if (exposed === undefined) return undefined
-  if (kind === 'tools') {
-    const annotated = typeof item.inputSchema === 'object' && item.inputSchema !== null ? headerParams(item.inputSchema as JsonObject) : undefined
-    proxy.toolIndex.set(exposed, annotated?.size ? { upstream, name: item.name, paramHeaders: annotated } : { upstream, name: item.name })
-  } else {
+  if (kind === 'prompts') {
     proxy.promptIndex.set(exposed, { upstream, name: item.name })
+    return exposed === item.name ? item : { ...item, name: exposed }
   }
-  return exposed === item.name ? item : { ...item, name: exposed }
+  const annotated = typeof item.inputSchema === 'object' && item.inputSchema !== null ? headerParams(item.inputSchema as JsonObject) : undefined
+  const origin: { upstream: string; name: string; paramHeaders?: ReadonlyMap<string, string>; taskRequired?: true } = { upstream, name: item.name }
+  if (annotated?.size) origin.paramHeaders = annotated
+  if (upstreamTaskSupport(item) === 'required') origin.taskRequired = true
+  proxy.toolIndex.set(exposed, origin)
+  const execution = proxiedExecution(item, proxy.endpoint.tasks !== undefined)
+  if (exposed === item.name && execution === item.execution) return item
+  const shown: JsonObject = { ...item, name: exposed }
+  if (execution === undefined) delete shown.execution
+  else shown.execution = execution
+  return shown
 }
 
 /** False for an upstream item the caller lacks the scopes for (per-component scopes apply to exposed names). */
@@ -187,7 +196,7 @@ function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefi
  * A tool call upstream; an unreachable upstream is an `isError` result the model can read, not a
  * protocol error. A name this worker knows goes up without waiting for a lookup.
  */
-function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, ctx: RequestContext): JsonObject | Promise<JsonObject> {
   const known = proxy.resolveName('tool', name)
   if (known !== undefined) return callTarget(proxy, record, known, params, ctx)
   return resolve(proxy, record, 'tool', name, params).then((target) => {
@@ -196,12 +205,26 @@ function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params
   })
 }
 
-async function callTarget(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+function callTarget(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext): JsonObject | Promise<JsonObject> {
+  // A client's task request is the gateway's to run (see upstream-tasks.ts); it never goes up as it is.
+  if (params.task !== undefined && proxy.endpoint.tasks !== undefined) {
+    return runAsGatewayTask(proxy.endpoint.tasks, String(params.name), params, record, ctx, (sent, taskCtx) => forwardCall(proxy, record, target, sent, taskCtx))
+  }
+  return forwardCall(proxy, record, target, params, ctx)
+}
+
+async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
   if (proxy.isDown(target.upstream)) return unavailableResult(target.upstream, proxy.health.get(target.upstream)?.reason)
   // A name the upstream knows as it is (no prefix, no renaming) goes up in the params as they came.
-  const sent = params.name === target.name ? params : { ...params, name: target.name }
+  let sent = params.name === target.name ? params : { ...params, name: target.name }
+  if (sent.task !== undefined) {
+    sent = { ...sent }
+    delete sent.task
+  }
+  const extra = target.paramHeaders === undefined ? NO_EXTRA : { paramHeaders: paramHeaderValues(target, params.arguments) }
   try {
-    return await proxy.forward(record, target.upstream, 'tools/call', sent, ctx, target.paramHeaders === undefined ? NO_EXTRA : { paramHeaders: paramHeaderValues(target, params.arguments) })
+    if (target.taskRequired === true) return await callUpstreamTask(proxy, record, target.upstream, sent, ctx, extra)
+    return await proxy.forward(record, target.upstream, 'tools/call', sent, ctx, extra)
   } catch (error) {
     // The gateway's own refusal on the way (a bound such as max_input_rounds) is the client's error as
     // it stands: the upstream answered, so calling it unavailable would be wrong.
