@@ -14,7 +14,8 @@
  * Only what an MCP exchange needs: no 1xx, no trailers (read and dropped), no pipelining.
  */
 import net from 'node:net'
-import { BodyTooLargeError, type HttpAnswer, type HttpExchange } from './http-answer.ts'
+import type { HttpAnswer, HttpExchange } from './http-answer.ts'
+import { Http1Answer } from './http1-answer.ts'
 import type { AbortLike } from '../wire/abort-like.ts'
 
 /** Largest response head accepted, in bytes. */
@@ -143,7 +144,7 @@ class Connection {
   #idleSince = 0
   /** The exchange in progress: waiting for the head, then reading the body. */
   #waiting: { resolve: (answer: HttpAnswer) => void; reject: (error: Error) => void } | undefined
-  #answer: Answer | undefined
+  #answer: Http1Answer | undefined
   #body: BodyMode | undefined
   #keepAlive = true
   #signal: AbortLike | undefined
@@ -216,7 +217,7 @@ class Connection {
   }
 
   /** Parses the head; undefined (and the connection failed) when it is not HTTP/1.x. */
-  #head(text: string): Answer | undefined {
+  #head(text: string): Http1Answer | undefined {
     const status = STATUS_LINE.exec(text)
     if (status === null) return void this.#fail(wireError('the server did not answer HTTP/1.x', 'HPE_INVALID_CONSTANT'))
     const headers = new Map<string, string>()
@@ -246,7 +247,7 @@ class Connection {
       this.#body = { kind: 'close' }
       this.#keepAlive = false
     }
-    this.#answer = new Answer(code, headers, this)
+    this.#answer = new Http1Answer(code, headers, this)
     return this.#answer
   }
 
@@ -321,7 +322,7 @@ class Connection {
   }
 
   /** Drops the rest of the body: the connection cannot be reused, unless the body is already over. */
-  cancel(answer: Answer): void {
+  cancel(answer: Http1Answer): void {
     if (this.#answer !== answer) return
     this.#settle()
     this.destroy()
@@ -345,86 +346,5 @@ class Connection {
       return answer.end()
     }
     if (this.#waiting !== undefined || this.#answer !== undefined) this.#fail(wireError('the connection closed before the response ended', 'ECONNRESET'))
-  }
-}
-
-/** A response whose body arrives through `push`, read once as text or as chunks. */
-class Answer implements HttpAnswer {
-  readonly status: number
-  readonly #headers: Map<string, string>
-  readonly #connection: Connection
-  #chunks: Buffer[] = []
-  #size = 0
-  #ended = false
-  #error: Error | undefined
-  #wake: (() => void) | undefined
-  #limit = Infinity
-
-  constructor(status: number, headers: Map<string, string>, connection: Connection) {
-    this.status = status
-    this.#headers = headers
-    this.#connection = connection
-  }
-
-  header(name: string): string | undefined {
-    return this.#headers.get(name)
-  }
-
-  push(chunk: Buffer): void {
-    this.#size += chunk.length
-    if (this.#size > this.#limit) return this.fail(new BodyTooLargeError())
-    this.#chunks.push(chunk)
-    this.#wake?.()
-  }
-
-  end(): void {
-    this.#ended = true
-    this.#wake?.()
-  }
-
-  fail(error: Error): void {
-    if (this.#ended) return
-    this.#error ??= error
-    this.#ended = true
-    this.#connection.cancel(this)
-    this.#wake?.()
-  }
-
-  async text(limit: number): Promise<string> {
-    if (Number(this.#headers.get('content-length') ?? NaN) > limit) {
-      this.fail(new BodyTooLargeError())
-      throw new BodyTooLargeError()
-    }
-    this.#limit = limit
-    if (this.#size > limit) this.fail(new BodyTooLargeError())
-    while (!this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve))
-    this.#wake = undefined
-    if (this.#error !== undefined) throw this.#error
-    return this.#chunks.length === 1 ? this.#chunks[0]!.toString('utf8') : Buffer.concat(this.#chunks).toString('utf8')
-  }
-
-  async *chunks(): AsyncGenerator<Uint8Array> {
-    try {
-      for (;;) {
-        while (this.#chunks.length > 0) yield this.#chunks.shift()!
-        if (this.#ended) break
-        await new Promise<void>((resolve) => (this.#wake = resolve))
-        this.#wake = undefined
-      }
-      if (this.#error !== undefined) throw this.#error
-    } finally {
-      // Left early (the reader stopped): the rest is not wanted.
-      if (!this.#ended) this.cancel()
-    }
-  }
-
-  cancel(): Promise<void> {
-    if (!this.#ended) {
-      this.#ended = true
-      this.#chunks = []
-      this.#connection.cancel(this)
-      this.#wake?.()
-    }
-    return Promise.resolve()
   }
 }

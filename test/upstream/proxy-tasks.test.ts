@@ -6,7 +6,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { gatewayWith } from '../e2e/harness.ts'
 import { everythingServer } from '../fixtures/everything-server.ts'
 
@@ -18,7 +18,7 @@ const gateway = await gatewayWith(t, [
   { location: '/tasks', server: { name: 'tasks', version: '1.0.0' }, upstreams, prefix: 'never', tasks: { enabled: true } },
 ])
 
-async function connect(t: Tap.Test, location: string): Promise<Client> {
+async function connect(t: Test, location: string): Promise<Client> {
   const client = new Client({ name: 'proxy-tasks', version: '1.0.0' }, { capabilities: { tasks: {} } })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}${location}`)))
   t.teardown(() => client.close())

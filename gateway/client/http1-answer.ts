@@ -1,0 +1,92 @@
+/**
+ * The response of one exchange on a lean HTTP/1.1 connection (http1.ts): the connection pushes the
+ * body's chunks as they arrive, and the reader takes them once, as text (bounded) or as chunks (a
+ * stream). A reader that stops early, or a body over its bound, cancels the rest at the connection.
+ */
+import { BodyTooLargeError, type HttpAnswer } from './http-answer.ts'
+
+/** What an answer needs of its connection: to drop the rest of the exchange. */
+export interface AnswerSource {
+  cancel(answer: Http1Answer): void
+}
+
+/** A response whose body arrives through `push`, read once as text or as chunks. */
+export class Http1Answer implements HttpAnswer {
+  readonly status: number
+  readonly #headers: Map<string, string>
+  readonly #connection: AnswerSource
+  #chunks: Buffer[] = []
+  #size = 0
+  #ended = false
+  #error: Error | undefined
+  #wake: (() => void) | undefined
+  #limit = Infinity
+
+  constructor(status: number, headers: Map<string, string>, connection: AnswerSource) {
+    this.status = status
+    this.#headers = headers
+    this.#connection = connection
+  }
+
+  header(name: string): string | undefined {
+    return this.#headers.get(name)
+  }
+
+  push(chunk: Buffer): void {
+    this.#size += chunk.length
+    if (this.#size > this.#limit) return this.fail(new BodyTooLargeError())
+    this.#chunks.push(chunk)
+    this.#wake?.()
+  }
+
+  end(): void {
+    this.#ended = true
+    this.#wake?.()
+  }
+
+  fail(error: Error): void {
+    if (this.#ended) return
+    this.#error ??= error
+    this.#ended = true
+    this.#connection.cancel(this)
+    this.#wake?.()
+  }
+
+  async text(limit: number): Promise<string> {
+    if (Number(this.#headers.get('content-length') ?? NaN) > limit) {
+      this.fail(new BodyTooLargeError())
+      throw new BodyTooLargeError()
+    }
+    this.#limit = limit
+    if (this.#size > limit) this.fail(new BodyTooLargeError())
+    while (!this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve))
+    this.#wake = undefined
+    if (this.#error !== undefined) throw this.#error
+    return this.#chunks.length === 1 ? this.#chunks[0]!.toString('utf8') : Buffer.concat(this.#chunks).toString('utf8')
+  }
+
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    try {
+      for (;;) {
+        while (this.#chunks.length > 0) yield this.#chunks.shift()!
+        if (this.#ended) break
+        await new Promise<void>((resolve) => (this.#wake = resolve))
+        this.#wake = undefined
+      }
+      if (this.#error !== undefined) throw this.#error
+    } finally {
+      // Left early (the reader stopped): the rest is not wanted.
+      if (!this.#ended) this.cancel()
+    }
+  }
+
+  cancel(): Promise<void> {
+    if (!this.#ended) {
+      this.#ended = true
+      this.#chunks = []
+      this.#connection.cancel(this)
+      this.#wake?.()
+    }
+    return Promise.resolve()
+  }
+}
