@@ -34,6 +34,8 @@ export interface LoggerOptions {
   dest?: number | string
   /** Write each line at once, whatever `buffer` says (stdio's stderr). */
   sync?: boolean
+  /** Only this process writes to `dest` (not a cluster's worker or primary): a write may exceed PIPE_BUF. */
+  exclusive?: boolean
 }
 
 /** The gateway's logger for `config` (only `level` is required; the rest default as in schema.json). */
@@ -43,7 +45,7 @@ export function createLogger(config: Pick<LogConfig, 'level'> & Partial<LogConfi
   const buffered = options.sync !== true && settings.buffer > 0
   const dest = options.dest ?? 1
   const destination: DestinationStream = buffered
-    ? new LineBuffer(typeof dest === 'number' ? dest : openSync(dest, 'a'), settings.buffer, settings.flush_interval * 1000)
+    ? new LineBuffer(typeof dest === 'number' ? dest : openSync(dest, 'a'), settings.buffer, settings.flush_interval * 1000, options.exclusive === true)
     : pino.destination({ dest, sync: true })
   const names = redact.query_params.map((name) => name.toLowerCase())
   const paths = redactPaths(redact)

@@ -13,6 +13,7 @@
  * reload of a typical handler; restart a process that reloads thousands of times.
  */
 import { randomBytes } from 'node:crypto'
+import cluster from 'node:cluster'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
@@ -51,7 +52,8 @@ export interface LaunchedHost {
  * and store, then a host on the port. A host that cannot start closes the store and throws.
  */
 export async function launchHost(config: GatewayConfig, override?: (config: GatewayConfig) => void): Promise<LaunchedHost> {
-  const logger = createLogger(config.log)
+  // A single process is its output's only writer; a cluster's workers and primary share theirs.
+  const logger = createLogger(config.log, { exclusive: !cluster.isWorker })
   await startTracing(logger)
   const store = createStore(config.store, { logger })
   const host = new GatewayHost(config, store, logger, override)
