@@ -12,7 +12,8 @@ export function hasDuplicateHost(rawHeaders: readonly string[]): boolean {
   let seen = false
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!
-    if (name.length !== 4 || name.toLowerCase() !== 'host') continue
+    // The usual spellings first: toLowerCase makes a string per header, on every request.
+    if (name.length !== 4 || (name !== 'Host' && name !== 'host' && name.toLowerCase() !== 'host')) continue
     if (seen) return true
     seen = true
   }

@@ -57,8 +57,22 @@ function stringEnd(text: string, open: number): number {
   }
 }
 
+/** True when `text` holds at most `max` of `[` and `{` in all (in strings too): it cannot nest deeper. */
+function fewOpeners(text: string, max: number): boolean {
+  let openers = 0
+  const length = text.length
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i)
+    if ((c === OPEN_ARRAY || c === OPEN_OBJECT) && ++openers > max) return false
+  }
+  return true
+}
+
 /** True when arrays and objects in `text` nest deeper than `max` (strings are skipped, malformed text is scanned as is). */
 export function exceedsDepth(text: string, max: number): boolean {
+  // An ordinary message has a few openers: one tight pass settles it, without the string skipping
+  // (an indexOf per string) that the exact scan needs.
+  if (fewOpeners(text, max)) return false
   let depth = 0
   const length = text.length
   for (let i = 0; i < length; i++) {

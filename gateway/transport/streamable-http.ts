@@ -45,7 +45,8 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
         return
       }
       const type = request.headers['content-type']
-      if (type === undefined || !type.toLowerCase().startsWith('application/json')) {
+      // Lower-cased only when not already so: a string made per request shows in the profile.
+      if (type === undefined || (!type.startsWith('application/json') && !type.toLowerCase().startsWith('application/json'))) {
         replyError(reply, new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE'))
         return
       }

@@ -1,6 +1,6 @@
 // DNS-rebinding protection: which Host and Origin headers an OriginPolicy lets through.
 import t from 'tap'
-import { OriginPolicy } from '../../gateway/edge/origin-check.ts'
+import { hasDuplicateHost, OriginPolicy } from '../../gateway/edge/origin-check.ts'
 
 const loopbackOnly = new OriginPolicy([])
 
@@ -115,4 +115,11 @@ t.test('default ports: browsers leave them out of Origin', async (t) => {
   t.ok(policy.allows('app.example.com:443', 'https://app.example.com:443'))
   t.ok(policy.allows('plain.example.com', 'http://plain.example.com'), 'http origin without :80')
   t.notOk(policy.allows('app.example.com', 'https://app.example.com:8443'), 'another port is refused')
+})
+
+t.test('a second Host header is seen whatever its spelling; other four-letter names are not Host', async (t) => {
+  t.equal(hasDuplicateHost(['Host', 'a.example', 'Accept', '*/*']), false, 'one Host')
+  t.equal(hasDuplicateHost(['Host', 'localhost', 'host', 'evil.example']), true, 'Host and host')
+  t.equal(hasDuplicateHost(['HOST', 'localhost', 'hOsT', 'evil.example']), true, 'HOST and hOsT')
+  t.equal(hasDuplicateHost(['Host', 'localhost', 'Hose', 'x', 'hist', 'y']), false, 'Hose and hist are other headers')
 })
