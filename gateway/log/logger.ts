@@ -13,6 +13,7 @@
 import { openSync } from 'node:fs'
 import { pino, type DestinationStream, type Logger } from 'pino'
 import type { LogConfig } from '../config/types.ts'
+import { markPlainAccessLine } from './access-line.ts'
 import { LineBuffer, PIPE_BUF } from './line-buffer.ts'
 import { CENSOR, redactPaths, redactUrl, sessionHash } from './redact.ts'
 
@@ -49,7 +50,7 @@ export function createLogger(config: Pick<LogConfig, 'level'> & Partial<LogConfi
     : pino.destination({ dest, sync: true })
   const names = redact.query_params.map((name) => name.toLowerCase())
   const paths = redactPaths(redact)
-  return pino(
+  const logger = pino(
     {
       level: settings.level,
       base: { pid: process.pid, ...options.base },
@@ -58,6 +59,9 @@ export function createLogger(config: Pick<LogConfig, 'level'> & Partial<LogConfi
     },
     destination,
   )
+  // Only the built-in header paths: they name `headers` objects, never an access line's fields.
+  if (redact.paths.length === 0) markPlainAccessLine(logger)
+  return logger
 }
 
 /** How long a flush may take before the stop goes on without it (a stuck pipe must not hang a drain). */

@@ -5,14 +5,17 @@
  */
 import type { Logger } from 'pino'
 import type { RouteMetrics } from '../edge/metrics.ts'
+import { AccessLine } from '../log/access-line.ts'
 
 export class RequestLog {
   readonly #logger: Logger
   readonly #metrics: RouteMetrics | undefined
+  readonly #line: AccessLine
 
   constructor(logger: Logger, metrics: RouteMetrics | undefined) {
     this.#logger = logger
     this.#metrics = metrics
+    this.#line = new AccessLine(logger)
   }
 
   /** The start time to pass to `end`, or -1 when nothing will use it. */
@@ -25,10 +28,7 @@ export class RequestLog {
     if (started < 0) return
     const elapsed = performance.now() - started
     this.#metrics?.observe(method, status, elapsed / 1000)
-    if (!this.#logger.isLevelEnabled('info')) return
-    const ms = Math.round(elapsed * 100) / 100
-    // The principal, never the credential it was proven with.
-    if (principal !== undefined) this.#logger.info(era === undefined ? { sessionId, principal, method, status, ms } : { principal, method, status, era, ms }, 'mcp request')
-    else this.#logger.info(era === undefined ? { sessionId, method, status, ms } : { method, status, era, ms }, 'mcp request')
+    // The principal, never the credential it was proven with; a stateless request has an era, no session.
+    this.#line.write(era === undefined ? sessionId : undefined, principal, method, status, era, Math.round(elapsed * 100) / 100)
   }
 }

@@ -1,0 +1,59 @@
+/**
+ * The access line's short path writes what pino would: for every shape of line (session or era,
+ * with or without a principal) and for strings that need escaping, the two lines are the same bytes
+ * but for the time. A logger with extra redact paths takes pino's path, so redaction still applies.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import t from 'tap'
+import { AccessLine } from '../../gateway/log/access-line.ts'
+import { createLogger } from '../../gateway/log/logger.ts'
+
+const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-access-line-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+type Fields = [sessionId: string | undefined, principal: string | undefined, method: string, status: number, era: string | undefined, ms: number]
+
+const CASES: Fields[] = [
+  ['4729fc00-7bc3-4d1e-9d3e-0a1b2c3d4e5f', undefined, 'tools/call', 200, undefined, 0.02],
+  ['4729fc00-7bc3-4d1e-9d3e-0a1b2c3d4e5f', 'alice@example.com', 'resources/read', 404, undefined, 12.5],
+  [undefined, undefined, 'tools/list', 200, '2026-07-28', 1],
+  [undefined, 'svc "deploy"\n\u2028\u0001é', 'we"ird\\method\t', 429, '2026-07-28', 0],
+  [undefined, undefined, 'notifications/initialized', 202, undefined, Number.NaN],
+]
+
+/** The lines a logger wrote to `file`, with the time taken out. */
+function lines(file: string): string[] {
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => line.replace(/"time":\d+/, '"time":0'))
+}
+
+t.test('the short path writes the bytes pino writes', async (t) => {
+  const file = path.join(dir, 'plain.log')
+  const logger = createLogger({ level: 'info', buffer: 0 }, { dest: file }).child({ route: '/mcp' })
+  const line = new AccessLine(logger)
+  for (const [sessionId, principal, method, status, era, ms] of CASES) {
+    line.write(sessionId, principal, method, status, era, ms)
+    logger.info({ sessionId, principal, method, status, era, ms }, 'mcp request')
+  }
+  const written = lines(file)
+  t.equal(written.length, CASES.length * 2)
+  for (let i = 0; i < CASES.length; i++) {
+    t.equal(written[2 * i], written[2 * i + 1], `case ${i}: the same line`)
+    t.doesNotThrow(() => JSON.parse(written[2 * i]!), 'valid JSON')
+  }
+  t.notOk(written.some((text) => text.includes('4729fc00-7bc3')), 'the session id itself is never written, only its hash')
+})
+
+t.test('below info nothing is written; extra redact paths take pino path and are redacted', async (t) => {
+  const quiet = path.join(dir, 'quiet.log')
+  new AccessLine(createLogger({ level: 'warn', buffer: 0 }, { dest: quiet })).write('s', undefined, 'tools/call', 200, undefined, 1)
+  t.equal(readFileSync(quiet, 'utf8'), '', 'nothing at warn')
+
+  const file = path.join(dir, 'redacted.log')
+  const logger = createLogger({ level: 'info', buffer: 0, redact: { headers: [], query_params: [], paths: ['principal'] } }, { dest: file })
+  new AccessLine(logger).write('s', 'alice@example.com', 'tools/call', 200, undefined, 1)
+  const [written] = lines(file)
+  t.match(written, /"principal":"\[Redacted\]"/, 'the principal redacted as configured')
+  t.notMatch(written, /alice/, 'and nowhere in the line')
+})
