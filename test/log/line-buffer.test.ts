@@ -76,6 +76,7 @@ t.test('a reader that stops: memory stays bounded, what is dropped is counted on
 async function busyWriter(buffer: LineBuffer, total: number, perTurn: number): Promise<void> {
   for (let n = 0; n < total; n++) {
     buffer.write(line(1, n))
+    // setImmediate: a busy loop never waits in poll, so a write completes at most once a turn.
     if (n % perTurn === perTurn - 1) await new Promise((resolve) => setImmediate(resolve))
   }
   await new Promise<void>((resolve) => buffer.flush(() => resolve()))
@@ -85,12 +86,12 @@ async function busyWriter(buffer: LineBuffer, total: number, perTurn: number): P
 const notDropped = (lines: string[]): number => lines.filter((text) => text.includes('log lines dropped')).length
 
 t.test('a regular file keeps up with a busy loop: the batches of a turn go out in one write', async (t) => {
-  // 400 lines (~60 KiB) per turn: one 4 KiB write per turn fell 56 KiB behind each turn and dropped
-  // lines after about twenty turns; joined, a write takes everything that gathered meanwhile.
+  // 100 lines (~15 KiB) per turn: one 4 KiB write per turn fell 11 KiB behind each turn and dropped
+  // lines after about ninety turns; joined, a write takes everything that gathered meanwhile.
   const file = path.join(dir, 'access.log')
   const buffer = new LineBuffer(openSync(file, 'a'), PIPE_BUF, 1000)
   const total = 60_000
-  await busyWriter(buffer, total, 400)
+  await busyWriter(buffer, total, 100)
   const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean)
   t.equal(notDropped(lines), 0, 'no line dropped')
   t.equal(lines.length, total, 'every line written')
@@ -101,7 +102,7 @@ t.test("a pipe this process alone writes (a single process's stdout) keeps up to
   const pipe = fifo('exclusive')
   const reading = pipe.read()
   const total = 60_000
-  await busyWriter(new LineBuffer(pipe.writeFd, PIPE_BUF, 1000, true), total, 400)
+  await busyWriter(new LineBuffer(pipe.writeFd, PIPE_BUF, 1000, true), total, 100)
   closeSync(pipe.writeFd)
   const lines = (await reading).split('\n').filter(Boolean)
   t.equal(notDropped(lines), 0, 'no line dropped')

@@ -89,7 +89,8 @@ t.test('stdio lines', async (t) => {
         case 'message': {
           const body: Record<string, unknown> = { jsonrpc: '2.0', method: line.method }
           if (line.id === 'unique') {
-            const id = counter % 2 === 0 ? counter++ : `s-${counter++}`
+            // Outside what idArb makes, so a random id's answer is never taken for a unique one's.
+            const id = counter % 2 === 0 ? 2 ** 40 + counter++ : `unique-${counter++}-${'#'.repeat(20)}`
             body.id = id
             owed.set(id, new Promise((resolve) => waiting.set(id, (text) => { waiting.delete(id); resolve(text) })))
           } else if (line.id !== 'none') body.id = line.id
