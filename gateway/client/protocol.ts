@@ -17,6 +17,7 @@ import type { JsonObject } from '../wire/mcp-types.ts'
 import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError } from './errors.ts'
 import type { Transport } from './transport.ts'
 import type { AbortLike } from '../wire/abort-like.ts'
+import { DeadlineTimer } from './deadline-timer.ts'
 
 /**
  * Per-request options: `timeoutMs` (the client's default otherwise; 0: none), `onProgress` (called on each
@@ -66,6 +67,8 @@ export class Protocol {
   readonly #notificationHandlers = new Map<string, NotificationHandler>()
   /** The server's requests being answered, and handlers' promises: what waitBackgroundTasks waits for. */
   readonly #background = new Set<Promise<unknown>>()
+  /** The pending requests' deadlines, on one timer. */
+  readonly #deadlines = new DeadlineTimer((now) => this.#expire(now))
 
   constructor(transport: Transport, defaultTimeoutMs: number) {
     this.transport = transport
@@ -92,13 +95,26 @@ export class Protocol {
     return new Promise<JsonObject>((resolve, reject) => {
       const pending = new Pending(this, id, method, timeoutMs, options, resolve, reject)
       this.#pending.set(id, pending)
+      this.#deadlines.schedule(pending.deadline)
       this.transport.send(message).catch((error: unknown) => pending.finish(asTransportError(error, id)))
     })
   }
 
   /** Forgets request `id` (its Pending settles it); false when it had already ended. */
   forget(id: RequestId): boolean {
-    return this.#pending.delete(id)
+    if (!this.#pending.delete(id)) return false
+    if (this.#pending.size === 0) this.#deadlines.release()
+    return true
+  }
+
+  /** Ends the requests past their deadline; the earliest deadline left. */
+  #expire(now: number): number {
+    let next = Infinity
+    for (const pending of this.#pending.values()) {
+      if (pending.deadline <= now) pending.timedOut()
+      else if (pending.deadline < next) next = pending.deadline
+    }
+    return next
   }
 
   /** Tells the server that request `id` is cancelled (nothing when the client is closed). */
@@ -263,6 +279,7 @@ export class Protocol {
 
   #transportClosed(): void {
     this.#closed = true
+    this.#deadlines.stop()
     for (const [id, pending] of this.#pending) pending.finish(new TransportError('The connection closed before the answer came', { requestId: id }))
     for (const controller of this.#incoming.values()) controller.abort('connection closed')
     this.#incoming.clear()
@@ -274,7 +291,7 @@ export class Protocol {
 
 /**
  * One request awaiting its answer: settles its promise once (answer, error, timeout, cancellation),
- * then forgets its timer and its abort listener. One object with methods rather than a closure per
+ * then forgets its abort listener. One object with methods rather than a closure per
  * step, since every request made them all and most requests only ever use `finish`.
  */
 class Pending {
@@ -286,7 +303,9 @@ class Pending {
   readonly #signal: AbortLike | undefined
   readonly #resolve: (result: JsonObject) => void
   readonly #reject: (error: Error) => void
-  readonly #timer: NodeJS.Timeout | undefined
+  /** When the request times out (performance.now()); Infinity: never. The protocol's one timer watches it. */
+  readonly deadline: number
+  readonly #timeoutMs: number
   readonly #onAbort: (() => void) | undefined
 
   constructor(protocol: Protocol, id: RequestId, method: string, timeoutMs: number, options: RequestOptions, resolve: (result: JsonObject) => void, reject: (error: Error) => void) {
@@ -298,10 +317,9 @@ class Pending {
     this.#resolve = resolve
     this.#reject = reject
     this.#signal = options.signal
-    // 0 means no timeout, as in lua-resty-mcp. A closure, not setTimeout's extra arguments: with those,
-    // Node 20 kept every request's Pending alive past its end (a paced proxy promoted ~2 KB a call to
-    // the old generation, and each scavenge took three times as long).
-    this.#timer = timeoutMs === 0 ? undefined : setTimeout(() => this.timedOut(timeoutMs), timeoutMs)
+    // 0 means no timeout, as in lua-resty-mcp.
+    this.#timeoutMs = timeoutMs
+    this.deadline = timeoutMs === 0 ? Infinity : performance.now() + timeoutMs
     const signal = options.signal
     if (signal !== undefined) {
       this.#onAbort = () => this.cancel(reasonOf(signal.reason))
@@ -311,7 +329,6 @@ class Pending {
 
   finish(error: Error | undefined, result?: JsonObject): void {
     if (!this.#protocol.forget(this.#id)) return
-    clearTimeout(this.#timer)
     if (this.#onAbort !== undefined) this.#signal!.removeEventListener('abort', this.#onAbort)
     if (error === undefined) this.#resolve(result!)
     else this.#reject(error)
@@ -322,13 +339,13 @@ class Pending {
     if (!this.#protocol.forget(this.#id)) return
     this.#tellServer(reason)
     // Forgotten already: finish() would do nothing, so settle here.
-    clearTimeout(this.#timer)
     if (this.#onAbort !== undefined) this.#signal!.removeEventListener('abort', this.#onAbort)
     this.#reject(new CancelledError(reason, { requestId: this.#id }))
   }
 
-  /** The request's timer fired: ends it with TimeoutError and tells the server. */
-  timedOut(timeoutMs: number): void {
+  /** The request's deadline passed: ends it with TimeoutError and tells the server. */
+  timedOut(): void {
+    const timeoutMs = this.#timeoutMs
     if (!this.#protocol.forget(this.#id)) return
     this.#tellServer(`timed out after ${timeoutMs} ms`)
     if (this.#onAbort !== undefined) this.#signal!.removeEventListener('abort', this.#onAbort)
