@@ -28,10 +28,34 @@ interface LineDestination { write(line: string): unknown }
 /** JSON text of a string, as pino writes it (the same valid JSON as JSON.stringify). */
 const quote = (text: string): string => JSON.stringify(text)
 
+/**
+ * Quoted texts kept for reuse: a JSON.stringify per field per request shows in a profile, and the
+ * texts repeat (a route's methods, its live sessions). Cleared when full: clients choose the texts.
+ */
+const QUOTED_CACHE_SIZE = 4096
+
+/** `ms` rounded to hundredths as JavaScript prints it (`12.3`, `0.05`, `7`), without a double-to-string. */
+function hundredthsText(ms: number): string {
+  const hundredths = Math.round(ms * 100)
+  if (!(hundredths >= 0 && hundredths < 2 ** 31)) return Number.isFinite(ms) ? String(hundredths / 100) : 'null'
+  const fraction = hundredths % 100
+  const whole = (hundredths - fraction) / 100
+  if (fraction === 0) return `${whole}`
+  if (fraction % 10 === 0) return `${whole}.${fraction / 10}`
+  return fraction < 10 ? `${whole}.0${fraction}` : `${whole}.${fraction}`
+}
+
 export class AccessLine {
   readonly #logger: Logger
   /** undefined: the logger is not a plain one; lines go through logger.info. */
   readonly #destination: LineDestination | undefined
+  /** The line's opening up to the bindings, for the millisecond `#prefixTime` (many lines share one). */
+  #prefix = ''
+  #prefixTime = -1
+  #prefixBindings = ''
+  /** Session id → its quoted hash; method → its quoted text. */
+  readonly #sessions = new Map<string, string>()
+  readonly #methods = new Map<string, string>()
 
   constructor(logger: Logger) {
     this.#logger = logger
@@ -39,21 +63,40 @@ export class AccessLine {
     this.#destination = fields[PLAIN] === true ? (fields[streamSym] as LineDestination) : undefined
   }
 
-  /** Writes one request's line when info is enabled. */
+  /** Writes one request's line when info is enabled; `ms` is written rounded to hundredths. */
   write(sessionId: string | undefined, principal: string | undefined, method: string, status: number, era: string | undefined, ms: number): void {
     const logger = this.#logger
     if (!logger.isLevelEnabled('info')) return
     const destination = this.#destination
     if (destination === undefined) {
-      logger.info({ sessionId, principal, method, status, era, ms }, 'mcp request')
+      logger.info({ sessionId, principal, method, status, era, ms: Math.round(ms * 100) / 100 }, 'mcp request')
       return
     }
-    const chindings = (logger as unknown as Record<symbol, string>)[chindingsSym]
-    let line = `{"level":${INFO},"time":${Date.now()}${chindings}`
-    if (sessionId !== undefined) line += `,"sessionId":${quote(sessionHash(sessionId) as string)}`
+    const now = Date.now()
+    const bindings = (logger as unknown as Record<symbol, string | undefined>)[chindingsSym] ?? ''
+    if (now !== this.#prefixTime || bindings !== this.#prefixBindings) {
+      this.#prefixTime = now
+      this.#prefixBindings = bindings
+      this.#prefix = `{"level":${INFO},"time":${now}${bindings}`
+    }
+    let line = this.#prefix
+    if (sessionId !== undefined) line += `,"sessionId":${cached(this.#sessions, sessionId, quotedHash)}`
     if (principal !== undefined) line += `,"principal":${quote(principal)}`
-    line += `,"method":${quote(method)},"status":${status}`
+    line += `,"method":${cached(this.#methods, method, quote)},"status":${status}`
     if (era !== undefined) line += `,"era":${quote(era)}`
-    destination.write(`${line},"ms":${Number.isFinite(ms) ? ms : null},"msg":"mcp request"}\n`)
+    destination.write(`${line},"ms":${hundredthsText(ms)},"msg":"mcp request"}\n`)
   }
+}
+
+const quotedHash = (sessionId: string): string => quote(sessionHash(sessionId) as string)
+
+/** `make(key)`, kept in `cache` (emptied when full). */
+function cached(cache: Map<string, string>, key: string, make: (key: string) => string): string {
+  let text = cache.get(key)
+  if (text === undefined) {
+    text = make(key)
+    if (cache.size >= QUOTED_CACHE_SIZE) cache.clear()
+    cache.set(key, text)
+  }
+  return text
 }

@@ -29,6 +29,6 @@ export class RequestLog {
     const elapsed = performance.now() - started
     this.#metrics?.observe(method, status, elapsed / 1000)
     // The principal, never the credential it was proven with; a stateless request has an era, no session.
-    this.#line.write(era === undefined ? sessionId : undefined, principal, method, status, era, Math.round(elapsed * 100) / 100)
+    this.#line.write(era === undefined ? sessionId : undefined, principal, method, status, era, elapsed)
   }
 }

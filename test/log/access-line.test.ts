@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import fc from 'fast-check'
 import t from 'tap'
 import { AccessLine } from '../../gateway/log/access-line.ts'
 import { createLogger } from '../../gateway/log/logger.ts'
@@ -56,4 +57,20 @@ t.test('below info nothing is written; extra redact paths take pino path and are
   const [written] = lines(file)
   t.match(written, /"principal":"\[Redacted\]"/, 'the principal redacted as configured')
   t.notMatch(written, /alice/, 'and nowhere in the line')
+})
+
+t.test('the duration is written as pino writes it rounded to hundredths, for any duration', async (t) => {
+  const file = path.join(dir, 'durations.log')
+  const logger = createLogger({ level: 'info', buffer: 0 }, { dest: file })
+  const line = new AccessLine(logger)
+  const durations = fc.sample(fc.oneof(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.integer({ min: 0, max: 100_000 }).map((n) => n / 1000)), 1_000)
+  durations.push(0, 0.004999, 0.005, 0.1, 0.15, 1.005, 99.995, 1e12, Number.POSITIVE_INFINITY)
+  for (const ms of durations) {
+    line.write(undefined, undefined, 'tools/call', 200, undefined, ms)
+    logger.info({ method: 'tools/call', status: 200, ms: Math.round(ms * 100) / 100 }, 'mcp request')
+  }
+  const written = lines(file)
+  let same = 0
+  for (let i = 0; i < durations.length; i++) if (written[2 * i] === written[2 * i + 1]) same++
+  t.equal(same, durations.length, 'every duration written the same way')
 })
