@@ -8,6 +8,7 @@
  *   POST/GET/DELETE + Origin ─► … ─► the answer, with Allow-Origin and Expose-Headers
  *   no Origin (every non-browser client) ─► nothing to do
  */
+import type { ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /** The methods of the MCP path. */
@@ -29,16 +30,20 @@ const MAX_AGE = '600'
 export function registerCors(app: FastifyInstance, location: string): void {
   app.addHook('onRequest', (request, reply, done) => {
     const origin = request.headers.origin
-    if (origin !== undefined) {
-      // On the raw response: answers written straight to the socket (the hot path, SSE) merge these too.
-      const raw = reply.raw
-      raw.setHeader('access-control-allow-origin', origin)
-      raw.setHeader('vary', 'Origin')
-      if (request.method !== 'OPTIONS') raw.setHeader('access-control-expose-headers', EXPOSE_HEADERS)
-    }
+    if (origin !== undefined) addCorsHeaders(reply.raw, origin, request.method)
     done()
   })
   app.options(location, preflight)
+}
+
+/**
+ * The CORS headers of an answer to an allowed `origin`, on the raw response: answers written straight
+ * to the socket (JSON, SSE, the hot path of transport/hot-post.ts) merge them too.
+ */
+export function addCorsHeaders(raw: ServerResponse, origin: string, method: string): void {
+  raw.setHeader('access-control-allow-origin', origin)
+  raw.setHeader('vary', 'Origin')
+  if (method !== 'OPTIONS') raw.setHeader('access-control-expose-headers', EXPOSE_HEADERS)
 }
 
 /** The preflight answer (or, without an Origin, a plain OPTIONS answer naming the methods). */

@@ -9,7 +9,8 @@
  *                              McpEndpoint ◄─ transport/streamable-http (POST · GET · DELETE)
  *                                             ◄─ transport/websocket (GET with Upgrade, same path)
  */
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http'
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
 import { EdgeCode, EdgeError, McpError, refusalOf } from '../wire/errors.ts'
@@ -17,7 +18,6 @@ import type { Handler } from '../registry/define-handler.ts'
 import type { FrontServer } from './front-server.ts'
 import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
-import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { idOf } from '../wire/jsonrpc.ts'
@@ -32,6 +32,8 @@ import { createMetrics } from '../edge/metrics.ts'
 import { openStreamCount } from '../transport/sse.ts'
 import { parseMessageText, UnparsedMessageError } from '../transport/json-text.ts'
 import { replyError } from '../transport/reply-error.ts'
+import { failureRefusal } from '../transport/failure-refusal.ts'
+import { HotPost, HotPosts, replayedBody } from '../transport/hot-post.ts'
 import { registerStreamableHttp } from '../transport/streamable-http.ts'
 import { registerWebSocket, registerWebSocketSupport } from '../transport/websocket.ts'
 import { buildMetricsApp, registerMetricsRoute } from '../edge/metrics-endpoint.ts'
@@ -46,6 +48,8 @@ export interface Gateway {
   readonly endpoints: ReadonlyMap<string, McpEndpoint>
   /** The metrics listener when `metrics.listen` gives it its own address (started by `startGateway`). */
   readonly metricsApp: FastifyInstance | undefined
+  /** The hot path of its Streamable HTTP routes (`served`: requests it answered without Fastify). */
+  readonly hotPosts: HotPosts
   /** Stops accepting, ends sessions held here and closes the store. */
   close(): Promise<void>
 }
@@ -64,6 +68,20 @@ export interface GatewayOptions {
   front?: FrontServer
   /** Loads the handler modules afresh, as the n-th generation (a reload); 0 the first time. */
   generation?: number
+}
+
+/**
+ * Fastify's serverFactory for a gateway that listens itself: the HTTP/1.1 server Fastify would make
+ * (its timeouts as Fastify sets them), its requests through the hot path first.
+ */
+function ownServer(hot: HotPosts) {
+  return (handler: RequestListener, options: FastifyServerOptions): Server => {
+    const server = createServer((options as { http?: ServerOptions }).http ?? {}, hot.listener(handler))
+    server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000
+    server.requestTimeout = options.requestTimeout ?? 0
+    server.setTimeout(options.connectionTimeout ?? 0)
+    return server
+  }
 }
 
 /** Loads every route's handler module; returns the handlers, or every problem found. */
@@ -92,6 +110,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const limited = config.routes.some((route) => route.quotas.rate.length > 0 || route.quotas.sessions_per_principal > 0 || route.quotas.concurrent_requests_per_session > 0)
   const limiter = options.limiter ?? (limited ? createLimiter(config.store, { store }) : undefined)
 
+  // The hot path of Streamable HTTP (transport/hot-post.ts), in front of Fastify's request listener.
+  const hot = new HotPosts()
   const app = Fastify({
     // Fastify gets no logger of its own: with one it makes (or, with a factory, validates) a child
     // logger per request, a measurable share of a tools/call. The gateway writes its lines, one per MCP
@@ -107,8 +127,14 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     // Slow clients (headers or a body that never arrive) are cut by the server's own sweep; with a
     // front server, that server is the one listening and holds these bounds itself.
     ...(options.front !== undefined
-      ? { serverFactory: options.front.factory }
-      : { ...serverTimeouts(config.connections), clientErrorHandler: clientErrorHandler(logger) }),
+      ? { serverFactory: (handler: RequestListener) => options.front!.factory(hot.listener(handler)) }
+      : { ...serverTimeouts(config.connections), clientErrorHandler: clientErrorHandler(logger), serverFactory: ownServer(hot) }),
+  })
+  // A body the hot path read before handing its request back is read by Fastify from here.
+  app.addHook('preParsing', (request, _reply, payload, done) => done(null, replayedBody(request.raw) ?? payload))
+  app.addHook('preClose', (done) => {
+    hot.close()
+    done()
   })
   if (options.front === undefined) capConnections(app.server, config.connections, logger)
   app.removeAllContentTypeParsers()
@@ -125,10 +151,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   app.setErrorHandler((error: FastifyError | McpError, request, reply) => {
     if (error instanceof UnparsedMessageError) return replyError(reply, refusalOf(error), error.id)
     if (error instanceof McpError) return replyError(reply, refusalOf(error))
-    if (error instanceof StoreUnavailableError) {
-      logger.debug({ err: error, reqId: request.id }, 'session store unavailable')
-      return replyError(reply, new EdgeError('MCP_EDGE_STORE_UNAVAILABLE'), idOf(request.body))
-    }
+    if (error instanceof StoreUnavailableError) return replyError(reply, failureRefusal(error, logger, { reqId: request.id }), idOf(request.body))
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return replyError(reply, new EdgeError('MCP_EDGE_BODY_TOO_LARGE', `Payload Too Large: the body is over ${config.body_limit} bytes`))
@@ -140,8 +163,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     // Fastify's other refusals (a malformed request line, …) keep Fastify's status.
     const status = error.statusCode ?? EdgeCode.MCP_EDGE_INTERNAL.status
     if (status < EdgeCode.MCP_EDGE_INTERNAL.status) return replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', error.message, { status }))
-    const ref = reportFailure(logger, error, { reqId: request.id, url: request.url }, 'request failed')
-    return replyError(reply, new EdgeError('MCP_EDGE_INTERNAL', internalErrorText(ref)), idOf(request.body))
+    return replyError(reply, failureRefusal(error, logger, { reqId: request.id, url: request.url }), idOf(request.body))
   })
   app.setNotFoundHandler((request, reply) =>
     replyError(reply, new EdgeError('MCP_EDGE_ROUTE_NOT_FOUND', `Not Found: no MCP route at ${request.url}`)),
@@ -187,7 +209,13 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
       const limits = RouteLimits.of(route.location, route.quotas, limiter)
-      if (route.transports.includes('streamable_http')) registerStreamableHttp(scope, endpoint, metrics?.route(route.location), limits)
+      if (route.transports.includes('streamable_http')) {
+        const { http, policy } = registerStreamableHttp(scope, endpoint, metrics?.route(route.location), limits)
+        // The hot path serves open callers only: no credential to check, no forwarded address to trust, no rate keyed by caller.
+        if (access === undefined && !config.trust_proxy && limits?.needsCaller !== true) {
+          hot.add(route.location, new HotPost(hot, http, { policy, bodyLimit: config.body_limit, jsonDepth, logger }))
+        }
+      }
       // After the Host/Origin hook: a forbidden origin is refused before any credential is looked at.
       if (access !== undefined) registerAccess(scope, endpoint, access)
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets, limits)
@@ -211,6 +239,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     store,
     endpoints,
     metricsApp,
+    hotPosts: hot,
     async close() {
       for (const endpoint of endpoints.values()) endpoint.close()
       await metricsApp?.close()

@@ -97,11 +97,11 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
   function serve(record: SessionRecord | undefined, incoming: Incoming, request: FastifyRequest, reply: FastifyReply, started: number, toolLimit?: LimitAnswer): Promise<unknown> | undefined {
     if (record === undefined) return undefined
     if (toolLimit !== undefined && incoming.kind === 'request') {
-      const exchange = new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id)
+      const exchange = new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id, record.principal)
       exchange.respond(resultMessage(incoming.message.id, toolLimitResult(toolLimit)))
       return undefined
     }
-    const running = serveSession(endpoint, record, incoming, (message) => new PostExchange(reply, record.id, message.method, started, exchanges, message.id), callerOf(request), request.headers)
+    const running = serveSession(endpoint, record, incoming, (message) => new PostExchange(reply, record.id, message.method, started, exchanges, message.id, record.principal), callerOf(request), request.headers)
     if (incoming.kind === 'request') return running
     const accepted = (): void => {
       log.end(started, incoming.kind === 'notification' ? incoming.message.method : 'response', 202, record.id, undefined, record.principal)

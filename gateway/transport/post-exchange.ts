@@ -4,6 +4,7 @@
  * (progress, logs, server→client requests). A streaming exchange registers its channel so a client
  * that lost the connection can resume it with GET + Last-Event-ID.
  */
+import { ServerResponse } from 'node:http'
 import type { FastifyReply } from 'fastify'
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
@@ -34,10 +35,13 @@ export interface ExchangeOptions {
 
 const enum State { Pending, Streaming, Done }
 
+/** Where an exchange answers: Fastify's reply, or the response of a POST the hot path serves (hot-post.ts). */
+export type ExchangeReply = FastifyReply | ServerResponse
+
 export class PostExchange implements RequestSink {
   #state = State.Pending
   #channel: SseChannel | undefined
-  readonly #reply: FastifyReply
+  readonly #reply: ExchangeReply
   /** undefined on the stateless wire: no session header, no event ids. */
   readonly #sessionId: string | undefined
   readonly #options: ExchangeOptions
@@ -47,9 +51,13 @@ export class PostExchange implements RequestSink {
   /** The request answered, named in a resumable stream's id (a follower elsewhere may have to answer it). */
   readonly #requestId: RequestId | undefined
 
+  /** Who made the request, for its log line. */
+  readonly #principal: string | undefined
+
   /** `started` is `options.log.start()`: the exchange writes the request's log line when it ends. */
-  constructor(reply: FastifyReply, sessionId: string | undefined, method: string, started: number, options: ExchangeOptions, requestId?: RequestId) {
+  constructor(reply: ExchangeReply, sessionId: string | undefined, method: string, started: number, options: ExchangeOptions, requestId?: RequestId, principal?: string) {
     this.#reply = reply
+    this.#principal = principal
     this.#sessionId = sessionId
     this.#method = method
     this.#started = started
@@ -71,10 +79,8 @@ export class PostExchange implements RequestSink {
       // header normalisation) has nothing to add to a JSON string made here, and it cost several µs
       // of a ~60 µs tools/call. SSE answers bypass it the same way.
       const body = JSON.stringify(message)
-      const reply = this.#reply
-      reply.hijack()
       // Headers as a flat list: Node takes them as they are, without walking an object's keys.
-      reply.raw.writeHead(httpStatus, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))]).end(body)
+      this.#raw().writeHead(httpStatus, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))]).end(body)
       this.#log(httpStatus)
       return
     }
@@ -87,7 +93,7 @@ export class PostExchange implements RequestSink {
     if (this.#state === State.Pending) {
       // Cancelled before anything was sent: nothing follows, so say so plainly.
       this.#state = State.Done
-      this.#reply.code(202).send()
+      this.#raw().writeHead(202).end()
       this.#log(202)
       return
     }
@@ -96,7 +102,7 @@ export class PostExchange implements RequestSink {
 
   /** Calls `listener` if the client goes away before the exchange is done (stateless cancellation). */
   onClose(listener: () => void): void {
-    this.#reply.raw.once('close', () => {
+    this.#rawResponse().once('close', () => {
       if (this.#state !== State.Done) listener()
     })
   }
@@ -115,8 +121,7 @@ export class PostExchange implements RequestSink {
     const streamId = resumable && this.#requestId !== undefined ? postStreamId(base, this.#requestId) : base
     const channel = new SseChannel({ store: this.#options.store, sessionId: this.#sessionId ?? '', streamId, resumable, sendBuffer: this.#options.sendBuffer })
     this.#channel = channel
-    this.#reply.hijack()
-    const raw = this.#reply.raw
+    const raw = this.#raw()
     raw.writeHead(200, sseHeaders(this.#sessionId))
     channel.attach(raw)
     channel.prime()
@@ -125,7 +130,19 @@ export class PostExchange implements RequestSink {
   }
 
   #log(status: number): void {
-    this.#options.log.end(this.#started, this.#method, status, this.#sessionId, this.#options.era, this.#reply.request.caller?.principal)
+    this.#options.log.end(this.#started, this.#method, status, this.#sessionId, this.#options.era, this.#principal)
+  }
+
+  /** The response, Fastify told that the exchange answers on it itself. */
+  #raw(): ServerResponse {
+    const reply = this.#reply
+    if (reply instanceof ServerResponse) return reply
+    reply.hijack()
+    return reply.raw
+  }
+
+  #rawResponse(): ServerResponse {
+    return this.#reply instanceof ServerResponse ? this.#reply : this.#reply.raw
   }
 
   #finish(): void {

@@ -61,12 +61,13 @@ export function statelessPost(request: FastifyRequest, reply: FastifyReply, inco
     else throw error
     return undefined
   }
-  const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges)
+  const caller = callerOf(request)
+  const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges, undefined, caller.principal)
   if (toolLimit !== undefined) {
     exchange.respond(resultMessage(message.id, dispatcher.complete(toolLimitResult(toolLimit))))
     return undefined
   }
-  return dispatcher.handle(message, envelope, exchange, callerOf(request), request.headers)
+  return dispatcher.handle(message, envelope, exchange, caller, request.headers)
 }
 
 function checkToolHeaders(request: FastifyRequest, endpoint: McpEndpoint, params: JsonObject): void {

@@ -22,8 +22,11 @@ import { accepts, header, HttpRoute } from './http-route.ts'
 import { registerStream } from './http-stream.ts'
 import { replyError } from './reply-error.ts'
 
-/** Serves a route over Streamable HTTP; `limits` are its rate limits and quotas (undefined: none). */
-export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint, metrics?: RouteMetrics, limits?: RouteLimits): void {
+/**
+ * Serves a route over Streamable HTTP; `limits` are its rate limits and quotas (undefined: none).
+ * Returns what the route's hot path (hot-post.ts) shares with it.
+ */
+export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoint, metrics?: RouteMetrics, limits?: RouteLimits): { http: HttpRoute; policy: OriginPolicy } {
   const { route, logger } = endpoint
   const policy = new OriginPolicy(route.allowed_origins)
   const http = new HttpRoute(endpoint, metrics, limits)
@@ -78,4 +81,5 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
     logger.info({ sessionId: record.id, principal: record.principal, method: 'DELETE', status: 200 }, 'session deleted')
     return reply.code(200).send()
   })
+  return { http, policy }
 }
