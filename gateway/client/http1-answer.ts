@@ -58,7 +58,13 @@ export class Http1Answer implements HttpAnswer {
       throw new BodyTooLargeError()
     }
     this.#limit = limit
-    if (this.#size > limit) this.fail(new BodyTooLargeError())
+    if (this.#size > limit) {
+      // What arrived before this call was not held to the limit; a body already complete has ended
+      // without an error (fail() would change nothing), so the refusal is made here, whatever the timing.
+      this.#chunks = []
+      this.fail(new BodyTooLargeError())
+      throw new BodyTooLargeError()
+    }
     while (!this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve))
     this.#wake = undefined
     if (this.#error !== undefined) throw this.#error

@@ -269,6 +269,8 @@ class Connection {
     if (body.kind === 'length') {
       const take = Math.min(body.left, data.length)
       if (take > 0) answer.push(Buffer.from(data.subarray(0, take)))
+      // A push past the reader's limit cancels the exchange (the connection is gone): nothing more to read.
+      if (this.#answer !== answer) return
       body.left -= take
       if (body.left === 0) this.#done(data.length > take)
       return
@@ -298,6 +300,7 @@ class Connection {
       } else if (body.state === 'data') {
         const take = Math.min(body.left, data.length - at)
         answer.push(Buffer.from(data.subarray(at, at + take)))
+        if (this.#answer !== answer) return
         at += take
         body.left -= take
         if (body.left === 0) body.state = 'crlf'

@@ -164,3 +164,27 @@ t.test('limits and failures', async (t) => {
   await new Promise((resolve) => closed.close(resolve))
   await t.rejects(exchange(url, 'POST', {}, '{}', never), { code: 'ECONNREFUSED' }, 'nobody listening')
 })
+
+t.test('the body limit of text() holds whether the body arrived before the call or after it', async (t) => {
+  const big = 'x'.repeat(5000)
+  const chunked = (body: string): string => `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`
+  let later: net.Socket | undefined
+  const server = await raw(t, (socket, n) => {
+    if (n === 1 || n === 3) socket.write(chunked(n === 1 ? big : 'small'))
+    else {
+      // The head alone; the body once text() has been called.
+      socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n')
+      later = socket
+    }
+  })
+  const exchange = new Http1Pool().exchange()
+  const whole = await exchange(server.url, 'POST', {}, '{}', never)
+  await new Promise((resolve) => setTimeout(resolve, 50)) // the whole body (one write with the head) is in
+  await t.rejects(whole.text(100), { name: 'BodyTooLargeError' }, 'an over-limit body already complete is refused')
+  const streamed = await exchange(server.url, 'POST', {}, '{}', never)
+  const reading = streamed.text(100)
+  later!.write(chunked(big).slice(chunked(big).indexOf('\r\n\r\n') + 4))
+  await t.rejects(reading, { name: 'BodyTooLargeError' }, 'the same error when it arrives after the call')
+  t.equal(await (await exchange(server.url, 'POST', {}, '{}', never)).text(100), 'small', 'a body under the limit still reads')
+  t.equal(server.connections(), 2, 'the completed connection was kept; the one cut mid-body was not')
+})
