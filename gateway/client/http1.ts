@@ -38,7 +38,30 @@ function wireError(message: string, code: string): Error {
 }
 
 const UNSAFE = /[\r\n\0]/
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})/
+
+/** The status code of an `HTTP/1.0 NNN` or `HTTP/1.1 NNN` status line, read by position; undefined for anything else. */
+function statusCode(head: string): number | undefined {
+  if (!head.startsWith('HTTP/1.') || (head.charCodeAt(7) !== 48 && head.charCodeAt(7) !== 49) || head.charCodeAt(8) !== 32) return undefined
+  let code = 0
+  for (let i = 9; i < 12; i++) {
+    const digit = head.charCodeAt(i) - 48
+    if (!(digit >= 0 && digit <= 9)) return undefined
+    code = code * 10 + digit
+  }
+  return code
+}
+
+/** Bytes `start` to `end` of a read, copied (the read buffer is reused): one Buffer, not a view and then a copy. */
+function copyOf(data: Buffer, start: number, end: number): Buffer {
+  const copy = Buffer.allocUnsafe(end - start)
+  data.copy(copy, 0, start, end)
+  return copy
+}
+
+/** Space or tab: the optional whitespace around a header value. */
+function isBlank(char: number): boolean {
+  return char === 32 || char === 9
+}
 
 /** The keep-alive connections of one worker to plain-HTTP origins. */
 export class Http1Pool {
@@ -147,6 +170,8 @@ class Connection {
   readonly #pool: Http1Pool
   #buffer: Buffer | undefined
   #idleMs = DEFAULT_IDLE_MS
+  /** The last `Keep-Alive` header read into #idleMs. */
+  #keepAliveHint: string | undefined
   /** When the connection went back to the pool (Date.now()). */
   #idleSince = 0
   /** The exchange in progress: waiting for the head, then reading the body. */
@@ -226,10 +251,10 @@ class Connection {
 
   /** Parses the head; undefined (and the connection failed) when it is not HTTP/1.x. */
   #head(text: string): Http1Answer | undefined {
-    const status = STATUS_LINE.exec(text)
-    if (status === null) return void this.#fail(wireError('the server did not answer HTTP/1.x', 'HPE_INVALID_CONSTANT'))
+    const code = statusCode(text)
+    if (code === undefined) return void this.#fail(wireError('the server did not answer HTTP/1.x', 'HPE_INVALID_CONSTANT'))
     const headers = new Map<string, string>()
-    // Line by line with indexOf: no array of lines, no copy of the head.
+    // Line by line with indexOf: no array of lines, no copy of the head, each value cut once (no trim).
     let at = text.indexOf('\r\n')
     while (at >= 0) {
       const start = at + 2
@@ -237,16 +262,26 @@ class Connection {
       const end = at < 0 ? text.length : at
       const colon = text.indexOf(':', start)
       if (colon <= start || colon >= end) continue
-      const name = text.slice(start, colon).trim().toLowerCase()
-      const value = text.slice(colon + 1, end).trim()
+      let name = text.slice(start, colon)
+      if (isBlank(text.charCodeAt(start)) || isBlank(text.charCodeAt(colon - 1))) name = name.trim()
+      name = name.toLowerCase()
+      let from = colon + 1
+      let to = end
+      while (from < to && isBlank(text.charCodeAt(from))) from++
+      while (to > from && isBlank(text.charCodeAt(to - 1))) to--
+      const value = text.slice(from, to)
       const before = headers.get(name)
       headers.set(name, before === undefined ? value : `${before}, ${value}`)
     }
-    const code = Number(status[2])
     const connection = headers.get('connection')?.toLowerCase()
-    this.#keepAlive = status[1] === '1' ? connection !== 'close' : connection === 'keep-alive'
-    const hint = /timeout=(\d+)/.exec(headers.get('keep-alive') ?? '')
-    if (hint !== null) this.#idleMs = Math.max(0, Number(hint[1]) * 1000 - 1000)
+    this.#keepAlive = text.charCodeAt(7) === 49 /* HTTP/1.1 */ ? connection !== 'close' : connection === 'keep-alive'
+    // The same server sends the same hint on every response: read again only when it changes.
+    const keepAlive = headers.get('keep-alive')
+    if (keepAlive !== undefined && keepAlive !== this.#keepAliveHint) {
+      this.#keepAliveHint = keepAlive
+      const hint = /timeout=(\d+)/.exec(keepAlive)
+      if (hint !== null) this.#idleMs = Math.max(0, Number(hint[1]) * 1000 - 1000)
+    }
     const length = headers.get('content-length')
     if (code === 204 || code === 304) this.#body = { kind: 'length', left: 0 }
     else if (headers.get('transfer-encoding')?.toLowerCase().includes('chunked')) this.#body = { kind: 'chunked', left: 0, state: 'size' }
@@ -268,7 +303,7 @@ class Connection {
     }
     if (body.kind === 'length') {
       const take = Math.min(body.left, data.length)
-      if (take > 0) answer.push(Buffer.from(data.subarray(0, take)))
+      if (take > 0) answer.push(copyOf(data, 0, take))
       // A push past the reader's limit cancels the exchange (the connection is gone): nothing more to read.
       if (this.#answer !== answer) return
       body.left -= take
@@ -299,7 +334,7 @@ class Connection {
         }
       } else if (body.state === 'data') {
         const take = Math.min(body.left, data.length - at)
-        answer.push(Buffer.from(data.subarray(at, at + take)))
+        answer.push(copyOf(data, at, at + take))
         if (this.#answer !== answer) return
         at += take
         body.left -= take

@@ -188,3 +188,23 @@ t.test('the body limit of text() holds whether the body arrived before the call 
   t.equal(await (await exchange(server.url, 'POST', {}, '{}', never)).text(100), 'small', 'a body under the limit still reads')
   t.equal(server.connections(), 2, 'the completed connection was kept; the one cut mid-body was not')
 })
+
+t.test('the head read by hand: status line, blanks around names and values, repeated headers, a changed keep-alive hint', async (t) => {
+  const server = await raw(t, (socket, n) => {
+    if (n === 1) socket.write('HTTP/1.1 201 Created\r\nX-Pad :  a b \t\r\nx-twice: 1\r\nX-Twice: 2\r\nKeep-Alive: timeout=5\r\ncontent-length: 2\r\n\r\nok')
+    else if (n === 2) socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=1\r\ncontent-length: 2\r\n\r\nok')
+    else if (n === 3) socket.write('HTTP/1.1 2x0 OK\r\ncontent-length: 0\r\n\r\n')
+    else socket.write('HTTP/2.0 200 OK\r\ncontent-length: 0\r\n\r\n')
+  })
+  const exchange = new Http1Pool().exchange()
+  const first = await exchange(server.url, 'POST', {}, '{}', never)
+  t.equal(first.status, 201)
+  t.equal(first.header('x-pad'), 'a b', 'blanks around a name and its value dropped, inner ones kept')
+  t.equal(first.header('x-twice'), '1, 2', 'a repeated header joined')
+  t.equal(await first.text(10), 'ok')
+  t.equal(await (await exchange(server.url, 'POST', {}, '{}', never)).text(10), 'ok', 'its answer changes the hint to timeout=1: kept for 0 s')
+  t.equal(server.connections(), 1, 'timeout=5 kept the first connection for the second exchange')
+  await t.rejects(exchange(server.url, 'POST', {}, '{}', never), { code: 'HPE_INVALID_CONSTANT' }, 'a status code that is not three digits')
+  await t.rejects(exchange(server.url, 'POST', {}, '{}', never), { code: 'HPE_INVALID_CONSTANT' }, 'not HTTP/1.x')
+  t.equal(server.connections(), 3, 'the hint that changed to timeout=1 was read: that connection was not taken again')
+})
