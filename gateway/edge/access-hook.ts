@@ -48,13 +48,18 @@ export function metadataUrl(request: FastifyRequest, location: string): string {
 
 /** Answers a refusal: its status from the error table, the Bearer challenge, a JSON-RPC error body. */
 export function replyRefusal(reply: FastifyReply, access: RouteAccess, refused: Refusal, id: string | number | null = null): FastifyReply {
-  const challenge = access.challenge(refused, metadataUrl(reply.request, access.location))
-  const headers = challenge === undefined ? undefined : { 'www-authenticate': challenge }
-  // The status is the row's, except an access module's own 4xx denial.
-  return replyError(reply, new EdgeError(refused.code, refused.message, { headers, status: refused.status }), id)
+  return replyError(reply, refusalError(access, refused, metadataUrl(reply.request, access.location)), id)
 }
 
-function rpcFacts(body: unknown): { method: string | undefined; tool: string | undefined; params: JsonObject | undefined; id: string | number | null } {
+/** A refusal of the access phase as the error table's row, with its Bearer challenge naming `metadata`. */
+export function refusalError(access: RouteAccess, refused: Refusal, metadata: string): EdgeError {
+  const challenge = access.challenge(refused, metadata)
+  const headers = challenge === undefined ? undefined : { 'www-authenticate': challenge }
+  // The status is the row's, except an access module's own 4xx denial.
+  return new EdgeError(refused.code, refused.message, { headers, status: refused.status })
+}
+
+export function rpcFacts(body: unknown): { method: string | undefined; tool: string | undefined; params: JsonObject | undefined; id: string | number | null } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { method: undefined, tool: undefined, params: undefined, id: null }
   const message = body as { method?: unknown; params?: unknown; id?: unknown }
   const method = typeof message.method === 'string' ? message.method : undefined

@@ -39,6 +39,7 @@ import { registerWebSocket, registerWebSocketSupport } from '../transport/websoc
 import { buildMetricsApp, registerMetricsRoute } from '../edge/metrics-endpoint.ts'
 import { decorateCaller, registerAccess, registerProtectedResourceMetadata } from '../edge/access-hook.ts'
 import { RouteAccess } from '../edge/route-access.ts'
+import { HotAccess } from '../edge/hot-access.ts'
 
 export interface Gateway {
   readonly app: FastifyInstance
@@ -211,9 +212,10 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       const limits = RouteLimits.of(route.location, route.quotas, limiter)
       if (route.transports.includes('streamable_http')) {
         const { http, policy } = registerStreamableHttp(scope, endpoint, metrics?.route(route.location), limits)
-        // The hot path serves open callers only: no credential to check, no forwarded address to trust, no rate keyed by caller.
-        if (access === undefined && !config.trust_proxy && limits?.needsCaller !== true) {
-          hot.add(route.location, new HotPost(hot, http, { policy, bodyLimit: config.body_limit, jsonDepth, logger }))
+        // Not for a client whose address comes from a forwarded header, nor for rates keyed by caller.
+        if (!config.trust_proxy && limits?.needsCaller !== true) {
+          const hotAccess = access === undefined ? undefined : new HotAccess(endpoint, access)
+          hot.add(route.location, new HotPost(hot, http, { policy, access: hotAccess, bodyLimit: config.body_limit, jsonDepth, logger }))
         }
       }
       // After the Host/Origin hook: a forbidden origin is refused before any credential is looked at.

@@ -24,7 +24,9 @@ import { addCorsHeaders } from '../edge/cors.ts'
 import { limitRefusal, toolLimitResult, type LimitAnswer, type LimitOutcome } from '../edge/limits.ts'
 import { hasDuplicateHost, type OriginPolicy } from '../edge/origin-check.ts'
 import type { SessionRecord } from '../store/store.ts'
-import { openCaller } from '../wire/caller.ts'
+import { openCaller, type Caller } from '../wire/caller.ts'
+import { EdgeError } from '../wire/errors.ts'
+import type { EarlyAccess, HotAccess } from '../edge/hot-access.ts'
 import { classify, resultMessage, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { isSupportedVersion } from '../wire/versions.ts'
 import { failureRefusal } from './failure-refusal.ts'
@@ -80,6 +82,8 @@ export class HotPosts {
 /** What a route's hot path needs beyond its HttpRoute. */
 export interface HotPostOptions {
   policy: OriginPolicy
+  /** The route's access phase; undefined on an open route. */
+  access?: HotAccess
   bodyLimit: number
   jsonDepth: number
   logger: Logger
@@ -108,6 +112,11 @@ export class HotPost {
     if (type === undefined || !type.startsWith('application/json')) return false
     if (!accepts(headers.accept, 'application/json', 'application') || !accepts(headers.accept, 'text/event-stream', 'text')) return false
     if (!this.#options.policy.allows(headers.host, headers.origin) || hasDuplicateHost(request.rawHeaders)) return false
+    let early: EarlyAccess | undefined
+    if (this.#options.access !== undefined) {
+      early = this.#options.access.early(headers, request.socket.remoteAddress ?? '')
+      if (early === undefined) return false
+    }
     let first: Buffer | undefined
     let more: Buffer[] | undefined
     request.on('data', (chunk: Buffer) => {
@@ -116,7 +125,7 @@ export class HotPost {
     })
     request.on('end', () => {
       const body = more !== undefined ? Buffer.concat(more) : (first ?? Buffer.alloc(0))
-      if (this.#serve(request, response, body)) this.#posts.served++
+      if (this.#serve(request, response, body, early)) this.#posts.served++
       else {
         ;(request as ReadRequest)[READ_BODY] = body
         fastify(request, response)
@@ -126,7 +135,7 @@ export class HotPost {
   }
 
   /** Serves the read request; false (having done nothing) when it is not the hot path's. */
-  #serve(request: IncomingMessage, response: ServerResponse, body: Buffer): boolean {
+  #serve(request: IncomingMessage, response: ServerResponse, body: Buffer, early: EarlyAccess | undefined): boolean {
     let incoming: Incoming
     try {
       const message = parseMessageText(body.toString(), this.#options.jsonDepth)
@@ -142,60 +151,83 @@ export class HotPost {
     const http = this.#http
     const sessionId = request.headers['mcp-session-id'] as string
     const record = http.endpoint.store.peek(sessionId)
-    // Unknown here, another route's, a principal's: Fastify's path says so (or asks the store).
-    if (record === undefined || record.route !== http.endpoint.route.location || record.principal !== undefined) return false
+    // Unknown here, or another route's: Fastify's path says so (or asks the store). On an open route a
+    // session with an owner is not this caller's either.
+    if (record === undefined || record.route !== http.endpoint.route.location || (early === undefined && record.principal !== undefined)) return false
     const origin = request.headers.origin
     if (origin !== undefined) addCorsHeaders(response, origin, 'POST')
     const message = incoming.message as JsonRpcRequest
-    const started = http.log.start()
+    const address = request.socket.remoteAddress ?? ''
     try {
-      const limits = http.limits
-      if (limits === undefined) {
-        this.#dispatch(request, response, record, message, started, undefined)
+      if (early === undefined) {
+        this.#admitted(request, response, record, message, openCaller(address))
         return true
       }
-      const name = message.method === 'tools/call' ? message.params?.name : undefined
-      const outcome = limits.check(undefined, sessionId, typeof name === 'string' ? name : undefined)
-      if (outcome instanceof Promise) {
-        outcome.then((settled) => this.#limited(request, response, record, message, started, settled), (error: unknown) => this.#fail(response, error, message))
-      } else {
-        this.#limited(request, response, record, message, started, outcome)
-      }
+      const decided = this.#options.access!.late(early, { headers: request.headers, address, method: message.method, params: message.params })
+      if (decided instanceof Promise) decided.then((caller) => this.#admitted(request, response, record, message, caller), (error: unknown) => this.#fail(response, error, message))
+      else this.#admitted(request, response, record, message, decided)
     } catch (error) {
       this.#fail(response, error, message)
     }
     return true
   }
 
-  #limited(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, started: number, outcome: LimitOutcome): void {
+  /** Past the access phase (`caller`, or its refusal): the limits, then the session's endpoint. */
+  #admitted(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, caller: Caller | EdgeError): void {
+    if (caller instanceof EdgeError) return writeError(response, caller, message.id)
     const http = this.#http
-    if (outcome === false) return void this.#dispatch(request, response, record, message, started, undefined)
+    const started = http.log.start()
+    try {
+      const limits = http.limits
+      if (limits === undefined) {
+        this.#dispatch(request, response, record, message, started, caller, undefined)
+        return
+      }
+      const name = message.method === 'tools/call' ? message.params?.name : undefined
+      const outcome = limits.check(undefined, record.id, typeof name === 'string' ? name : undefined)
+      if (outcome instanceof Promise) {
+        outcome.then((settled) => this.#limited(request, response, record, message, started, caller, settled), (error: unknown) => this.#fail(response, error, message))
+      } else {
+        this.#limited(request, response, record, message, started, caller, outcome)
+      }
+    } catch (error) {
+      this.#fail(response, error, message)
+    }
+  }
+
+  #limited(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, started: number, caller: Caller, outcome: LimitOutcome): void {
+    const http = this.#http
+    if (outcome === false) return void this.#dispatch(request, response, record, message, started, caller, undefined)
     if (outcome === true) {
       let running
       try {
-        running = this.#dispatch(request, response, record, message, started, undefined)
+        running = this.#dispatch(request, response, record, message, started, caller, undefined)
       } finally {
         if (running === undefined) http.limits!.done(record.id)
       }
       void running?.finally(() => http.limits!.done(record.id)).catch(() => undefined)
       return
     }
-    if (outcome.kind === 'tool') return void this.#dispatch(request, response, record, message, started, outcome)
+    if (outcome.kind === 'tool') return void this.#dispatch(request, response, record, message, started, caller, outcome)
     const refusal = limitRefusal(outcome)
     writeError(response, refusal, message.id)
     http.log.end(started, message.method, refusal.status, undefined)
   }
 
   /** The request to its session's endpoint; the promise of a request still running. */
-  #dispatch(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, started: number, toolLimit: LimitAnswer | undefined): Promise<void> | undefined {
+  #dispatch(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, started: number, caller: Caller, toolLimit: LimitAnswer | undefined): Promise<void> | undefined {
     const http = this.#http
+    // Another principal's session is as unknown as one that never existed (http-route.ts says why).
+    if (record.principal !== caller.principal) {
+      writeError(response, new EdgeError('MCP_EDGE_SESSION_NOT_FOUND'), message.id)
+      return undefined
+    }
     const exchange = new PostExchange(response, record.id, message.method, started, http.exchanges, message.id, record.principal)
     if (toolLimit !== undefined) {
       exchange.respond(resultMessage(message.id, toolLimitResult(toolLimit)))
       return undefined
     }
     http.endpoint.store.touch(record.id)
-    const caller = openCaller(request.socket.remoteAddress ?? '')
     const running = serveSession(http.endpoint, record, { kind: 'request', message }, () => exchange, caller, request.headers)
     return running?.catch((error: unknown) => this.#fail(response, error, message))
   }

@@ -13,7 +13,10 @@ export function replyError(reply: FastifyReply, error: EdgeError, id: RequestId 
   return reply.code(error.status).header('content-type', 'application/json').send(JSON.stringify(errorMessage(id, error.rpcCode, error.message, error.data)))
 }
 
-/** The same on a response Fastify no longer handles (hijacked for SSE before the refusal was known). */
+/**
+ * The same on a response Fastify does not handle (hijacked for SSE before the refusal was known, or
+ * served by the hot path), with the Content-Type Fastify gives a string body.
+ */
 export function writeError(raw: ServerResponse, error: EdgeError, id: RequestId | null = null): void {
-  raw.writeHead(error.status, { ...error.headers, 'content-type': 'application/json' }).end(JSON.stringify(errorMessage(id, error.rpcCode, error.message, error.data)))
+  raw.writeHead(error.status, { ...error.headers, 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(errorMessage(id, error.rpcCode, error.message, error.data)))
 }
