@@ -29,6 +29,11 @@ export function pinned(cpuList: string, command: string, args: string[]): [strin
   return PINNED ? ['taskset', ['-c', cpuList, command, ...args]] : [command, args]
 }
 
+/** Moves a running process (every thread) to `cpuList`, when pinning is possible. */
+export function movePid(pid: number, cpuList: string): void {
+  if (PINNED) execFileSync('taskset', ['-a', '-cp', cpuList, String(pid)], { stdio: 'ignore' })
+}
+
 /** Moves this process (every thread) to the load core, so clients run in the runner never share the server's. */
 export function pinSelfToLoadCore(): void {
   if (PINNED) execFileSync('taskset', ['-a', '-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' })

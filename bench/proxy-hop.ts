@@ -5,6 +5,9 @@
  *   paced loader (runner, load core) ──► upstream U: mcp-edge, handlers/bench.ts at /mcp ("local": U serves it itself)
  *                                    └─► proxy P: mcp-edge, a transparent proxy route ──► U (keep-alive, pooled)
  *
+ * U is measured first, alone on the server core; then it moves to the load core and P, alone on the
+ * server core, is measured proxying to it.
+ *
  * The loader is open-loop: it sends `rate` calls a second on a schedule, whatever the answers do,
  * and times each call from when it was due, so a stall shows as latency rather than as fewer
  * requests (wrk here has no fixed-rate mode). Both targets are driven the same way, one after the
@@ -16,6 +19,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { McpHttp } from './mcp-http.ts'
+import { LOAD_CORE, movePid } from './cpu.ts'
 import { startServer, type RunningServer } from './servers.ts'
 
 export interface ProxyHop {
@@ -121,8 +125,13 @@ export async function measureProxyHop(rate: number, seconds: number, sessions = 
     const proxiedSessions = await sessionsOn(proxy.url, sessions)
     const warmS = Math.max(1, Math.round(seconds / 3))
     await paced(upstream.url, directSessions, rate, warmS, upstream.pid)
-    await paced(proxy.url, proxiedSessions, rate, warmS, proxy.pid)
     const direct = await paced(upstream.url, directSessions, rate, seconds, upstream.pid)
+    // The measured process has the server core to itself in both runs: U while it serves directly, P
+    // while it proxies (U then runs beside the load, as an upstream runs on its own host or cores).
+    // Sharing P's core, U takes it whenever P writes to it, and P was charged for the preemptions
+    // (about 9% of its CPU per call on a 2-core machine).
+    movePid(upstream.pid, LOAD_CORE)
+    await paced(proxy.url, proxiedSessions, rate, warmS, proxy.pid)
     const proxied = await paced(proxy.url, proxiedSessions, rate, seconds, proxy.pid)
     // U saw: the direct sessions, one upstream session per P session, and P's health probe.
     const extraInitializes = (await initializes(upstream)) - (await initializes(proxy)) - sessions - 1
