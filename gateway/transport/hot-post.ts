@@ -1,21 +1,23 @@
 /**
  * The hot path of Streamable HTTP, served beside Fastify rather than through it: a POST of one
- * JSON-RPC request on an open session of a route without access control. Fastify's request pipeline
+ * JSON-RPC request on an open session, or a stateless (2026-07-28) one. Fastify's request pipeline
  * (its request and reply objects, hook runners, content-type parser, response listeners) costs about
  * 10,000 instructions per request, 7% of a tools/call on the default config, and this path needs
  * none of it. Everything else, and every request that is not exactly this, is Fastify's, unchanged.
  *
  *   request ─► HotPosts (POST on a route's exact location?) ─✗─► Fastify
  *                 │ HotPost.take: the headers Fastify's hooks would pass (Host, Origin, Accept,
- *                 │ Content-Type), a session id, a Content-Length within body_limit ─✗─► Fastify
+ *                 │ Content-Type), a session id or a version, a Content-Length within body_limit,
+ *                 │ a credential already known (edge/hot-access.ts) ─✗─► Fastify
  *                 ▼ body read
- *              one request, valid JSON, a session this process holds, owned by an open caller,
- *              a supported protocol version ─✗─► Fastify, with the body it was sent (replayed)
+ *              one request, valid JSON; stateless, or a session this process holds with a supported
+ *              protocol version ─✗─► Fastify, with the body it was sent (replayed)
  *                 ▼ (from here nothing goes back)
- *              rate limits and session slot ─► the endpoint ─► PostExchange (JSON, or SSE)
+ *              access module and component scopes ─► rate limits and session slot ─► the endpoint
+ *              (PostExchange: JSON, or SSE) or the stateless wire (stateless-post.ts)
  *
- * The checks and answers are the ones http-post.ts makes; a refusal goes through the error table
- * (writeError), a failure through `failureRefusal` as Fastify's error handler sends it.
+ * The checks and answers are the ones http-post.ts makes, in its order; a refusal goes through the
+ * error table (writeError), a failure through `failureRefusal` as Fastify's error handler sends it.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
@@ -34,7 +36,8 @@ import { accepts, type HttpRoute } from './http-route.ts'
 import { parseMessageText } from './json-text.ts'
 import { PostExchange } from './post-exchange.ts'
 import { writeError } from './reply-error.ts'
-import { serveSession, wayOf } from './session-door.ts'
+import { serveSession, wayOf, type Way } from './session-door.ts'
+import { statelessPost } from './stateless-post.ts'
 
 /** The body of a request the hot path read and handed back to Fastify, replayed by `replayedBody`. */
 const READ_BODY = Symbol('mcp-edge.readBody')
@@ -105,7 +108,8 @@ export class HotPost {
   take(request: IncomingMessage, response: ServerResponse, fastify: RequestListener): boolean {
     const headers = request.headers
     const length = headers['content-length']
-    if (length === undefined || headers['transfer-encoding'] !== undefined || headers['mcp-session-id'] === undefined) return false
+    // A session's request names it; a stateless one (2026-07-28) names its version.
+    if (length === undefined || headers['transfer-encoding'] !== undefined || (headers['mcp-session-id'] === undefined && headers['mcp-protocol-version'] === undefined)) return false
     const bytes = Number(length)
     if (!(bytes > 0 && bytes <= this.#options.bodyLimit)) return false
     const type = headers['content-type']
@@ -137,23 +141,29 @@ export class HotPost {
   /** Serves the read request; false (having done nothing) when it is not the hot path's. */
   #serve(request: IncomingMessage, response: ServerResponse, body: Buffer, early: EarlyAccess | undefined): boolean {
     let incoming: Incoming
+    let way: Way
+    let sessionId: string | undefined
     try {
       const message = parseMessageText(body.toString(), this.#options.jsonDepth)
       if (typeof message !== 'object' || message === null || Array.isArray(message)) return false
       incoming = classify(message)
       if (incoming.kind !== 'request') return false
-      // Node joins a repeated header of this kind with ", ": a string, or absent.
+      // Node joins a repeated header of these kinds with ", ": a string, or absent.
       const version = request.headers['mcp-protocol-version'] as string | undefined
-      if (wayOf(incoming, message, true, version) !== 'session' || (version !== undefined && !isSupportedVersion(version))) return false
+      sessionId = request.headers['mcp-session-id'] as string | undefined
+      way = wayOf(incoming, message, sessionId !== undefined, version)
+      if (way === 'initialize' || (way === 'session' && (sessionId === undefined || (version !== undefined && !isSupportedVersion(version))))) return false
     } catch {
       return false
     }
     const http = this.#http
-    const sessionId = request.headers['mcp-session-id'] as string
-    const record = http.endpoint.store.peek(sessionId)
-    // Unknown here, or another route's: Fastify's path says so (or asks the store). On an open route a
-    // session with an owner is not this caller's either.
-    if (record === undefined || record.route !== http.endpoint.route.location || (early === undefined && record.principal !== undefined)) return false
+    let record: SessionRecord | undefined
+    if (way === 'session') {
+      record = http.endpoint.store.peek(sessionId!)
+      // Unknown here, or another route's: Fastify's path says so (or asks the store). On an open route a
+      // session with an owner is not this caller's either.
+      if (record === undefined || record.route !== http.endpoint.route.location || (early === undefined && record.principal !== undefined)) return false
+    }
     const origin = request.headers.origin
     if (origin !== undefined) addCorsHeaders(response, origin, 'POST')
     const message = incoming.message as JsonRpcRequest
@@ -172,8 +182,8 @@ export class HotPost {
     return true
   }
 
-  /** Past the access phase (`caller`, or its refusal): the limits, then the session's endpoint. */
-  #admitted(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, caller: Caller | EdgeError): void {
+  /** Past the access phase (`caller`, or its refusal): the limits, then the session's endpoint (no session: stateless). */
+  #admitted(request: IncomingMessage, response: ServerResponse, record: SessionRecord | undefined, message: JsonRpcRequest, caller: Caller | EdgeError): void {
     if (caller instanceof EdgeError) return writeError(response, caller, message.id)
     const http = this.#http
     const started = http.log.start()
@@ -184,7 +194,7 @@ export class HotPost {
         return
       }
       const name = message.method === 'tools/call' ? message.params?.name : undefined
-      const outcome = limits.check(undefined, record.id, typeof name === 'string' ? name : undefined)
+      const outcome = limits.check(undefined, record?.id, typeof name === 'string' ? name : undefined)
       if (outcome instanceof Promise) {
         outcome.then((settled) => this.#limited(request, response, record, message, started, caller, settled), (error: unknown) => this.#fail(response, error, message))
       } else {
@@ -195,7 +205,7 @@ export class HotPost {
     }
   }
 
-  #limited(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, started: number, caller: Caller, outcome: LimitOutcome): void {
+  #limited(request: IncomingMessage, response: ServerResponse, record: SessionRecord | undefined, message: JsonRpcRequest, started: number, caller: Caller, outcome: LimitOutcome): void {
     const http = this.#http
     if (outcome === false) return void this.#dispatch(request, response, record, message, started, caller, undefined)
     if (outcome === true) {
@@ -203,9 +213,10 @@ export class HotPost {
       try {
         running = this.#dispatch(request, response, record, message, started, caller, undefined)
       } finally {
-        if (running === undefined) http.limits!.done(record.id)
+        // True only for a request holding its session's slot.
+        if (running === undefined) http.limits!.done(record!.id)
       }
-      void running?.finally(() => http.limits!.done(record.id)).catch(() => undefined)
+      void running?.finally(() => http.limits!.done(record!.id)).catch(() => undefined)
       return
     }
     if (outcome.kind === 'tool') return void this.#dispatch(request, response, record, message, started, caller, outcome)
@@ -215,8 +226,12 @@ export class HotPost {
   }
 
   /** The request to its session's endpoint; the promise of a request still running. */
-  #dispatch(request: IncomingMessage, response: ServerResponse, record: SessionRecord, message: JsonRpcRequest, started: number, caller: Caller, toolLimit: LimitAnswer | undefined): Promise<void> | undefined {
+  #dispatch(request: IncomingMessage, response: ServerResponse, record: SessionRecord | undefined, message: JsonRpcRequest, started: number, caller: Caller, toolLimit: LimitAnswer | undefined): Promise<void> | undefined {
     const http = this.#http
+    if (record === undefined) {
+      const running = statelessPost(request.headers, response, caller, { kind: 'request', message }, http.stateless, toolLimit)
+      return running?.catch((error: unknown) => this.#fail(response, error, message))
+    }
     // Another principal's session is as unknown as one that never existed (http-route.ts says why).
     if (record.principal !== caller.principal) {
       writeError(response, new EdgeError('MCP_EDGE_SESSION_NOT_FOUND'), message.id)

@@ -82,7 +82,7 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
   function post(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, sessionId: string | undefined, started: number, toolLimit: LimitAnswer | undefined): Promise<unknown> | undefined {
     switch (wayOf(incoming, request.body, sessionId !== undefined, header(request, 'mcp-protocol-version'))) {
       case 'stateless':
-        return statelessPost(request, reply, incoming, http.stateless, toolLimit)
+        return statelessPost(request.headers, reply, callerOf(request), incoming, http.stateless, toolLimit)
       case 'initialize':
         return initialize(incoming.message as JsonRpcRequest, request, reply, started)
       case 'session': {

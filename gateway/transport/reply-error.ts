@@ -20,3 +20,9 @@ export function replyError(reply: FastifyReply, error: EdgeError, id: RequestId 
 export function writeError(raw: ServerResponse, error: EdgeError, id: RequestId | null = null): void {
   raw.writeHead(error.status, { ...error.headers, 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(errorMessage(id, error.rpcCode, error.message, error.data)))
 }
+
+/** `error` as the answer on whichever response an exchange answers on (transport/post-exchange.ts). */
+export function answerError(reply: FastifyReply | ServerResponse, error: EdgeError, id: RequestId | null = null): void {
+  if ('hijack' in reply) replyError(reply, error, id)
+  else writeError(reply, error, id)
+}

@@ -4,8 +4,8 @@
  * served without a session. Progress and logs stream as SSE without event ids; the client closing
  * the response is the cancellation.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { callerOf } from '../edge/access-hook.ts'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { Caller } from '../wire/caller.ts'
 import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { toolLimitResult, type LimitAnswer } from '../edge/limits.ts'
@@ -16,8 +16,8 @@ import { isStatelessMethod } from '../protocol/stateless/dispatch.ts'
 import { readEnvelope } from '../protocol/stateless/envelope.ts'
 import { checkParamHeaders, checkRoutingHeaders, headerParams } from '../protocol/stateless/headers.ts'
 import type { ToolEntry } from '../registry/entries.ts'
-import { PostExchange, type ExchangeOptions } from './post-exchange.ts'
-import { replyError } from './reply-error.ts'
+import { PostExchange, type ExchangeOptions, type ExchangeReply } from './post-exchange.ts'
+import { answerError } from './reply-error.ts'
 
 export interface StatelessPostOptions {
   endpoint: McpEndpoint
@@ -30,51 +30,52 @@ export interface StatelessPostOptions {
 const annotatedHeaders = new WeakMap<ToolEntry, ReadonlyMap<string, string>>()
 
 /**
- * Answers a stateless POST; synchronous unless its handler is (see `StatelessDispatcher.handle`).
- * `toolLimit` is set when the request is a tools/call over its tool's rate limit: it gets that answer.
+ * Answers a stateless POST (its `headers`, on `reply`, from `caller`); synchronous unless its handler
+ * is (see `StatelessDispatcher.handle`). `toolLimit` is set when the request is a tools/call over its
+ * tool's rate limit: it gets that answer.
  */
-export function statelessPost(request: FastifyRequest, reply: FastifyReply, incoming: Incoming, options: StatelessPostOptions, toolLimit?: LimitAnswer): Promise<void> | undefined {
+export function statelessPost(headers: IncomingHttpHeaders, reply: ExchangeReply, caller: Caller, incoming: Incoming, options: StatelessPostOptions, toolLimit?: LimitAnswer): Promise<void> | undefined {
   const { endpoint, dispatcher } = options
   if (incoming.kind === 'notification') {
-    reply.code(202).send()
+    if ('hijack' in reply) reply.code(202).send()
+    else reply.writeHead(202).end()
     return undefined
   }
   if (incoming.kind === 'response') {
-    replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', 'Invalid Request: a stateless client sends no responses'))
+    answerError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', 'Invalid Request: a stateless client sends no responses'))
     return undefined
   }
   const message = incoming.message
   const params = message.params ?? {}
-  const version = request.headers['mcp-protocol-version']
+  const version = headers['mcp-protocol-version']
   let envelope
   try {
     envelope = readEnvelope(message.params, Array.isArray(version) ? version[0] : version)
     if (!isStatelessMethod(endpoint, message.method)) {
-      replyError(reply, new EdgeError('MCP_EDGE_METHOD_NOT_FOUND', `Method not found: ${message.method} (not served on the 2026-07-28 wire)`), message.id)
+      answerError(reply, new EdgeError('MCP_EDGE_METHOD_NOT_FOUND', `Method not found: ${message.method} (not served on the 2026-07-28 wire)`), message.id)
       return undefined
     }
-    checkRoutingHeaders(request.headers, message.method, params)
-    if (message.method === 'tools/call') checkToolHeaders(request, endpoint, params)
+    checkRoutingHeaders(headers, message.method, params)
+    if (message.method === 'tools/call') checkToolHeaders(headers, endpoint, params)
   } catch (error) {
-    if (error instanceof EdgeError) replyError(reply, error, message.id)
-    else if (error instanceof McpError) replyError(reply, refusalOf(error), message.id)
+    if (error instanceof EdgeError) answerError(reply, error, message.id)
+    else if (error instanceof McpError) answerError(reply, refusalOf(error), message.id)
     else throw error
     return undefined
   }
-  const caller = callerOf(request)
   const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges, undefined, caller.principal)
   if (toolLimit !== undefined) {
     exchange.respond(resultMessage(message.id, dispatcher.complete(toolLimitResult(toolLimit))))
     return undefined
   }
-  return dispatcher.handle(message, envelope, exchange, caller, request.headers)
+  return dispatcher.handle(message, envelope, exchange, caller, headers)
 }
 
-function checkToolHeaders(request: FastifyRequest, endpoint: McpEndpoint, params: JsonObject): void {
+function checkToolHeaders(headers: IncomingHttpHeaders, endpoint: McpEndpoint, params: JsonObject): void {
   if (typeof params.name !== 'string') return
   const entry = endpoint.registry.tool(params.name)
   if (entry === undefined) return
   let annotated = annotatedHeaders.get(entry)
   if (annotated === undefined) annotatedHeaders.set(entry, (annotated = headerParams(entry.descriptor.inputSchema)))
-  checkParamHeaders(request.headers, annotated, params.arguments)
+  checkParamHeaders(headers, annotated, params.arguments)
 }

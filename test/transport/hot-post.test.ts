@@ -210,3 +210,32 @@ t.test('protected routes: the access phase decides the same on the hot path (JWT
     }
   }
 })
+
+t.test('stateless requests (2026-07-28) get the same answer from the hot path as from Fastify', async (t) => {
+  const hot = await gateway(t, {})
+  const plain = await gateway(t, { trust_proxy: true })
+  const era = '2026-07-28'
+  const meta = { 'io.modelcontextprotocol/protocolVersion': era, 'io.modelcontextprotocol/clientCapabilities': {} }
+  const stateless = (id: number, method: string, params: object = {}) => JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } })
+  const headers = (method: string, name?: string) => ({ ...CLIENT, 'mcp-protocol-version': era, 'mcp-method': method, ...(name === undefined ? {} : { 'mcp-name': name }) })
+  const cases: [string, string, Record<string, string | undefined>, boolean][] = [
+    ['a tools/call', stateless(1, 'tools/call', { name: 'echo', arguments: { message: 'hi' } }), headers('tools/call', 'echo'), true],
+    ['tools/list', stateless(2, 'tools/list'), headers('tools/list'), true],
+    ['a tool that throws', stateless(3, 'tools/call', { name: 'fail', arguments: {} }), headers('tools/call', 'fail'), true],
+    ['progress over SSE', stateless(4, 'tools/call', { name: 'count', arguments: { steps: 2 }, _meta: { ...meta, progressToken: 'p' } }), headers('tools/call', 'count'), true],
+    ['Mcp-Method not the body\'s', stateless(5, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), headers('tools/list'), true],
+    ['Mcp-Name missing', stateless(6, 'tools/call', { name: 'echo', arguments: { message: 'x' } }), headers('tools/call'), true],
+    ['a method the stateless wire does not serve', stateless(7, 'logging/setLevel', { level: 'info' }), headers('logging/setLevel'), true],
+    ['no envelope (the header says stateless)', JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/list' }), headers('tools/list'), true],
+    ['a notification', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/whatever', params: { _meta: meta } }), headers('notifications/whatever'), false],
+    ['initialize', JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }), { ...CLIENT }, false],
+    ['no session and an older version', call(10, 'echo', { message: 'x' }), { ...CLIENT }, false],
+  ]
+  for (const [what, body, sent, taken] of cases) {
+    const before = hot.hotPosts.served
+    const fromHot = await post(hot.url, body, sent)
+    const fromPlain = await post(plain.url, body, sent)
+    t.same(seen(fromHot), seen(fromPlain), `${what}: the same answer (${fromPlain.status})`)
+    t.equal(hot.hotPosts.served - before, taken ? 1 : 0, `${what}: ${taken ? 'served by the hot path' : 'served by Fastify'}`)
+  }
+})
