@@ -1,24 +1,26 @@
 /**
- * A pino destination that buffers log lines and writes them asynchronously, whole lines at a time,
- * at most PIPE_BUF bytes per write: under the cluster every worker writes to the same stdout, most
- * often a pipe (a container runtime, systemd, a supervisor), and a pipe keeps a write of up to PIPE_BUF
- * bytes in one piece, so lines of different workers never interleave mid-line. (pino's SonicBoom
- * buffer cuts its writes anywhere.)
+ * A pino destination that buffers log lines and writes them asynchronously, whole lines at a time.
+ * Under the cluster every worker writes to the same stdout, most often a pipe (a container runtime,
+ * systemd, a supervisor), and a pipe keeps a write of up to PIPE_BUF bytes in one piece: there,
+ * batches are at most PIPE_BUF bytes, so lines of different workers never interleave mid-line.
+ * (pino's SonicBoom buffer cuts its writes anywhere.)
  *
- *   write(line) ─► current batch (string) ──full──► ready batches ──► one fs.write in flight
+ *   write(line) ─► current batch (bytes) ──full──► ready batches ──► one fs.write(v) in flight
  *                  └─ every flush interval, flush(): the current batch is ready too
  *                                                     EAGAIN: retried; EPIPE: logging stops
+ *   process exit ─► flushSync (what is still held, written synchronously)
  *
  * Each line is encoded into the batch's bytes as it comes (one pass over it) and becomes garbage at
  * once; batches are reused once written. (Batches kept as strings built with `+=` held every line's
  * rope until the write, measured its length in a second pass and encoded it in a third; a first
  * version with an array of lines per batch spent a third of its time in GC.)
- *   process exit ─► flushSync (what is still held, written synchronously)
  *
  * Where no other process can cut into a write (a regular file, whose writes the kernel keeps whole, or
- * an output this process alone writes), the batches that gathered while a write was in flight go out
- * together in the next one. One 4 KiB write per event-loop turn is less than a busy gateway logs (at
- * 25,000 requests a second a file fell behind and lines were dropped); joined, the writes keep up.
+ * an output this process alone writes), batches are as large as `log.buffer` says (32 KiB by default,
+ * nginx's `buffer=32k`), and the batches that gathered while a write was in flight go out together in
+ * the next one: one 4 KiB write per event-loop turn is less than a busy gateway logs (at 25,000
+ * requests a second a file fell behind and lines were dropped), and each write costs a trip through
+ * libuv's thread pool (about 4% of a tools/call's CPU with 4 KiB batches).
  */
 import fs from 'node:fs'
 
@@ -37,11 +39,14 @@ export const PIPE_BUF = 4096
 /** Delay before a write the pipe refused (EAGAIN: the reader is slow) is tried again. */
 const RETRY_MS = 5
 /**
- * Full batches held while the write in flight waits (256 × 4 KiB = 1 MiB): past that the reader of
- * the log is not keeping up, and lines are dropped (and counted, in a line written once it catches
- * up) rather than held without bound.
+ * Bytes of full batches held while the write in flight waits: past that the reader of the log is not
+ * keeping up, and lines are dropped (and counted, in a line written once it catches up) rather than
+ * held without bound. MAX_READY: the same in 4 KiB batches.
  */
-export const MAX_READY = 256
+export const MAX_READY_BYTES = 1024 * 1024
+export const MAX_READY = MAX_READY_BYTES / PIPE_BUF
+/** The largest batch (`log.buffer`'s maximum): where writes may be joined, larger batches mean fewer writes. */
+export const MAX_BATCH = 64 * 1024
 
 /** Every buffer of this process, written out synchronously when it exits (one listener for all). */
 const live = new Set<LineBuffer>()
@@ -54,6 +59,8 @@ const SPARE_BATCHES = 8
 export class LineBuffer {
   readonly #fd: number
   readonly #limit: number
+  /** Full batches held at most (MAX_READY_BYTES of them). */
+  readonly #maxReady: number
   /** The batch being filled: whole lines, at most `limit` bytes (a longer line goes alone). */
   #batch: Buffer
   #used = 0
@@ -70,14 +77,16 @@ export class LineBuffer {
   readonly #joins: boolean
 
   /**
-   * `limit`: bytes gathered before a write (at most PIPE_BUF); `flushMs`: the longest a line waits;
-   * `exclusive`: only this process writes to `fd` (a single-process gateway's stdout), so even a pipe
-   * may take more than PIPE_BUF bytes in one write.
+   * `limit`: bytes gathered before a write (at most MAX_BATCH, and PIPE_BUF where other processes'
+   * writes may land between ours); `flushMs`: the longest a line waits; `exclusive`: only this process
+   * writes to `fd` (a single-process gateway's stdout), so even a pipe may take more than PIPE_BUF
+   * bytes in one write.
    */
   constructor(fd: number, limit: number, flushMs: number, exclusive = false) {
     this.#fd = fd
     this.#joins = exclusive || !isStream(fd)
-    this.#limit = Math.max(1, Math.min(limit, PIPE_BUF))
+    this.#limit = Math.max(1, Math.min(limit, this.#joins ? MAX_BATCH : PIPE_BUF))
+    this.#maxReady = Math.max(2, Math.floor(MAX_READY_BYTES / this.#limit))
     this.#batch = Buffer.allocUnsafeSlow(this.#limit)
     this.#timer = setInterval(() => this.flush(), flushMs)
     this.#timer.unref()
@@ -151,7 +160,7 @@ export class LineBuffer {
 
   /** The batch being filled is full: it joins the ready ones (or is dropped), and a fresh one starts. */
   #seal(): void {
-    if (this.#ready.length >= MAX_READY) {
+    if (this.#ready.length >= this.#maxReady) {
       // The reader is behind: these lines are dropped (counted), and the batch is refilled.
       this.#droppedBytes += this.#used
       this.#used = 0
@@ -165,7 +174,7 @@ export class LineBuffer {
 
   /** A line longer than a batch, alone. */
   #enqueue(data: Buffer): void {
-    if (this.#ready.length >= MAX_READY) this.#droppedBytes += data.length
+    if (this.#ready.length >= this.#maxReady) this.#droppedBytes += data.length
     else this.#ready.push(data)
     if (!this.#writing) this.#next()
   }
@@ -206,7 +215,7 @@ export class LineBuffer {
         this.#recycle(batches)
       }
       this.#writing = false
-      if (this.#droppedBytes > 0 && this.#ready.length < MAX_READY / 2) {
+      if (this.#droppedBytes > 0 && this.#ready.length < this.#maxReady / 2) {
         this.#ready.push(Buffer.from(`{"level":40,"time":${Date.now()},"pid":${process.pid},"droppedBytes":${this.#droppedBytes},"msg":"log lines dropped: the log's reader is not keeping up"}\n`))
         this.#droppedBytes = 0
       }

@@ -36,7 +36,7 @@ t.test('defaults land everywhere', async (t) => {
     request_state: { ttl: 600 },
     log: {
       level: 'info',
-      buffer: 4096,
+      buffer: 32768,
       flush_interval: 1,
       redact: {
         headers: ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'mcp-session-id', 'x-api-key'],
@@ -114,7 +114,7 @@ routes:
     workers: 'auto',
     store: { type: 'memory', event_capacity: 8, cache_ttl: 0.5 },
     body_limit: 1024,
-    log: { level: 'silent', buffer: 4096 },
+    log: { level: 'silent', buffer: 32768 },
   })
   const [route] = config.routes
   t.same(route?.transports, ['websocket', 'streamable_http'])

@@ -8,7 +8,7 @@ import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import t from 'tap'
-import { LineBuffer, MAX_READY, PIPE_BUF } from '../../gateway/log/line-buffer.ts'
+import { LineBuffer, MAX_READY, MAX_READY_BYTES, PIPE_BUF } from '../../gateway/log/line-buffer.ts'
 
 t.setTimeout(120_000)
 const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-line-buffer-'))
@@ -70,6 +70,33 @@ t.test('a reader that stops: memory stays bounded, what is dropped is counted on
   t.ok(dropped[0]!.droppedBytes! > 0, `and how much (${dropped[0]!.droppedBytes} bytes)`)
   t.ok(lines.length < total, `fewer lines than written (${lines.length} of ${total})`)
   t.ok(lines.length > MAX_READY * 20, 'but what was held arrived')
+})
+
+t.test("large batches (a single process's own pipe): the bound is in bytes, not batches", async (t) => {
+  const pipe = fifo('stuck-large')
+  const batch = 32 * 1024
+  const buffer = new LineBuffer(pipe.writeFd, batch, 1000, true)
+  // About 2 MiB written while nobody reads: the pipe (64 KiB), the write in flight (32 KiB) and
+  // MAX_READY_BYTES of batches are held, the rest dropped.
+  const total = 15_000
+  let written = 0
+  for (let n = 0; n < total; n++) {
+    const text = line(1, n)
+    written += Buffer.byteLength(text)
+    buffer.write(text)
+  }
+  const reading = pipe.read()
+  await new Promise<void>((resolve) => buffer.flush(() => resolve()))
+  buffer.close()
+  closeSync(pipe.writeFd)
+  const text = await reading
+  const lines = text.split('\n').filter(Boolean)
+  const dropped = lines.filter((entry) => entry.includes('log lines dropped'))
+  t.equal(dropped.length, 1, 'one line says lines were dropped')
+  const arrived = Buffer.byteLength(text)
+  t.ok(arrived < MAX_READY_BYTES + 64 * 1024 + 3 * batch, `at most the bound arrived (${arrived} of ${written} bytes)`)
+  t.ok(arrived > MAX_READY_BYTES / 2, 'and what was held did')
+  t.ok(lines.every((entry) => entry.startsWith('{') && entry.endsWith('}')), 'whole lines only')
 })
 
 /** Writes `total` lines in turns of `perTurn` with an event-loop turn between them, as a busy gateway logs. */
