@@ -92,7 +92,7 @@ export interface HotPostOptions {
   logger: Logger
 }
 
-/** The hot path of one route; only for routes without access control, trusted proxies or rate rules (see server.ts). */
+/** The hot path of one route; not for routes with trusted proxies or per-caller rate rules (see server.ts). */
 export class HotPost {
   readonly #http: HttpRoute
   readonly #options: HotPostOptions
