@@ -5,8 +5,8 @@
  *   paced loader (runner, load core) ──► upstream U: mcp-edge, handlers/bench.ts at /mcp ("local": U serves it itself)
  *                                    └─► proxy P: mcp-edge, a transparent proxy route ──► U (keep-alive, pooled)
  *
- * U is measured first, alone on the server core; then it moves to the load core and P, alone on the
- * server core, is measured proxying to it.
+ * Each round measures U first, alone on the server core; then U moves to the load core and P, alone
+ * on the server core, is measured proxying to it. The ratio is the median round's (3 by default).
  *
  * The loader is open-loop: it sends `rate` calls a second on a schedule, whatever the answers do,
  * and times each call from when it was due, so a stall shows as latency rather than as fewer
@@ -19,7 +19,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { McpHttp } from './mcp-http.ts'
-import { LOAD_CORE, movePid } from './cpu.ts'
+import { LOAD_CORE, movePid, SERVER_CORES } from './cpu.ts'
 import { startServer, type RunningServer } from './servers.ts'
 
 export interface ProxyHop {
@@ -30,8 +30,10 @@ export interface ProxyHop {
   proxied: PacedRun
   /** proxied p50 − direct p50, ms. */
   addedP50Ms: number
-  /** P's CPU per proxied call ÷ U's CPU per local call. */
+  /** P's CPU per proxied call ÷ U's CPU per local call: the median over the paired rounds. */
   cpuRatio: number
+  /** Each round's ratio (U then P, back to back), when there were several. */
+  roundRatios?: number[]
   /** initialize calls U saw beyond one per P session (and P's health probe). */
   extraInitializes: number
 }
@@ -112,8 +114,12 @@ async function sessionsOn(url: string, count: number): Promise<string[]> {
   }
 }
 
-/** Starts U and P, warms both, then the paced runs: U directly, then through P. */
-export async function measureProxyHop(rate: number, seconds: number, sessions = 20): Promise<ProxyHop> {
+/**
+ * Starts U and P, warms both, then `rounds` paired rounds: U directly, then through P, back to back
+ * (a busy neighbour then slows both runs of a pair alike). The ratio is the median pair's; `direct`
+ * and `proxied` are that pair's runs. BENCH_PROXY_ROUNDS sets `rounds` (default 3).
+ */
+export async function measureProxyHop(rate: number, seconds: number, sessions = 20, rounds = Math.max(1, Number(process.env.BENCH_PROXY_ROUNDS ?? 3))): Promise<ProxyHop> {
   const upstream = await startServer({ kind: 'edge' })
   let proxy: RunningServer | undefined
   try {
@@ -125,24 +131,31 @@ export async function measureProxyHop(rate: number, seconds: number, sessions = 
     const proxiedSessions = await sessionsOn(proxy.url, sessions)
     const warmS = Math.max(1, Math.round(seconds / 3))
     await paced(upstream.url, directSessions, rate, warmS, upstream.pid)
-    const direct = await paced(upstream.url, directSessions, rate, seconds, upstream.pid)
-    // The measured process has the server core to itself in both runs: U while it serves directly, P
-    // while it proxies (U then runs beside the load, as an upstream runs on its own host or cores).
-    // Sharing P's core, U takes it whenever P writes to it, and P was charged for the preemptions
-    // (about 9% of its CPU per call on a 2-core machine).
-    movePid(upstream.pid, LOAD_CORE)
     await paced(proxy.url, proxiedSessions, rate, warmS, proxy.pid)
-    const proxied = await paced(proxy.url, proxiedSessions, rate, seconds, proxy.pid)
+    const pairs: { direct: PacedRun; proxied: PacedRun; ratio: number }[] = []
+    for (let round = 0; round < rounds; round++) {
+      // The measured process has the server core to itself in both runs: U while it serves directly,
+      // P while it proxies (U then runs beside the load, as an upstream runs on its own host or
+      // cores). Sharing P's core, U takes it whenever P writes to it, and P was charged for the
+      // preemptions (about 9% of its CPU per call on a 2-core machine).
+      movePid(upstream.pid, SERVER_CORES)
+      const direct = await paced(upstream.url, directSessions, rate, seconds, upstream.pid)
+      movePid(upstream.pid, LOAD_CORE)
+      const proxied = await paced(proxy.url, proxiedSessions, rate, seconds, proxy.pid)
+      pairs.push({ direct, proxied, ratio: proxied.cpuUsPerCall / direct.cpuUsPerCall })
+    }
+    const median = [...pairs].sort((a, b) => a.ratio - b.ratio)[Math.floor(pairs.length / 2)]!
     // U saw: the direct sessions, one upstream session per P session, and P's health probe.
     const extraInitializes = (await initializes(upstream)) - (await initializes(proxy)) - sessions - 1
     return {
       rate,
       seconds,
       sessions,
-      direct,
-      proxied,
-      addedP50Ms: proxied.p50Ms - direct.p50Ms,
-      cpuRatio: proxied.cpuUsPerCall / direct.cpuUsPerCall,
+      direct: median.direct,
+      proxied: median.proxied,
+      addedP50Ms: median.proxied.p50Ms - median.direct.p50Ms,
+      cpuRatio: median.ratio,
+      ...(pairs.length > 1 ? { roundRatios: pairs.map((pair) => Math.round(pair.ratio * 100) / 100) } : {}),
       extraInitializes,
     }
   } finally {
