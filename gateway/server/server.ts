@@ -9,7 +9,7 @@
  *                              McpEndpoint ◄─ transport/streamable-http (POST · GET · DELETE)
  *                                             ◄─ transport/websocket (GET with Upgrade, same path)
  */
-import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http'
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerOptions } from 'node:http'
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
 import type { GatewayConfig, RouteConfig } from '../config/types.ts'
@@ -85,6 +85,26 @@ function ownServer(hot: HotPosts) {
   }
 }
 
+/** How long the rest of a refused body is read (and dropped) before its connection is cut. */
+const LINGER_MS = 5000
+
+/**
+ * A body refused for its size is still on its way: closing the connection at once (Fastify asks for
+ * `Connection: close`) resets it with the body unread, and a proxy still sending it (nginx with
+ * `proxy_request_buffering off`) loses the 413 to the reset and answers 502. So the connection stays:
+ * Node reads and drops the rest of the body after the answer, as nginx's lingering close does, and
+ * the connection serves on; a body still arriving after LINGER_MS is cut.
+ */
+function lingerOnRefusedBody(request: IncomingMessage): void {
+  if (request.complete) return
+  const timer = setTimeout(() => {
+    if (!request.complete) request.socket.destroy()
+  }, LINGER_MS)
+  timer.unref()
+  request.once('end', () => clearTimeout(timer))
+  request.once('close', () => clearTimeout(timer))
+}
+
 /** Loads every route's handler module; returns the handlers, or every problem found. */
 export async function loadHandlers(routes: readonly RouteConfig[], generation = 0): Promise<{ handlers: Map<string, Handler>; problems: string[] }> {
   const handlers = new Map<string, Handler>()
@@ -155,6 +175,9 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     if (error instanceof StoreUnavailableError) return replyError(reply, failureRefusal(error, logger, { reqId: request.id }), idOf(request.body))
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        // Fastify asks for `Connection: close` here; the connection stays (lingerOnRefusedBody says why).
+        reply.removeHeader('connection')
+        lingerOnRefusedBody(request.raw)
         return replyError(reply, new EdgeError('MCP_EDGE_BODY_TOO_LARGE', `Payload Too Large: the body is over ${config.body_limit} bytes`))
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return replyError(reply, new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE'))
