@@ -97,6 +97,8 @@ const LINGER_MS = 5000
  */
 function lingerOnRefusedBody(request: IncomingMessage): void {
   if (request.complete) return
+  // Fastify stopped reading a body that went over the limit on its way: what is left flows, dropped.
+  request.resume()
   const timer = setTimeout(() => {
     if (!request.complete) request.socket.destroy()
   }, LINGER_MS)
