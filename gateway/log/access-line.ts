@@ -32,7 +32,7 @@ const quote = (text: string): string => JSON.stringify(text)
  * Quoted texts kept for reuse: a JSON.stringify per field per request shows in a profile, and the
  * texts repeat (a route's methods, its live sessions). Cleared when full: clients choose the texts.
  */
-const QUOTED_CACHE_SIZE = 4096
+export const QUOTED_CACHE_SIZE = 4096
 
 /** `ms` rounded to hundredths as JavaScript prints it (`12.3`, `0.05`, `7`), without a double-to-string. */
 function hundredthsText(ms: number): string {
@@ -61,6 +61,11 @@ export class AccessLine {
     this.#logger = logger
     const fields = logger as unknown as Record<symbol, unknown>
     this.#destination = fields[PLAIN] === true ? (fields[streamSym] as LineDestination) : undefined
+  }
+
+  /** Entries in the quoted-text caches (sessions, methods): each at most QUOTED_CACHE_SIZE. */
+  get cached(): { sessions: number; methods: number } {
+    return { sessions: this.#sessions.size, methods: this.#methods.size }
   }
 
   /** Writes one request's line when info is enabled; `ms` is written rounded to hundredths. */

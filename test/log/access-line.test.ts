@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
-import { AccessLine } from '../../gateway/log/access-line.ts'
+import { AccessLine, QUOTED_CACHE_SIZE } from '../../gateway/log/access-line.ts'
 import { createLogger } from '../../gateway/log/logger.ts'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-access-line-'))
@@ -73,4 +73,25 @@ t.test('the duration is written as pino writes it rounded to hundredths, for any
   let same = 0
   for (let i = 0; i < durations.length; i++) if (written[2 * i] === written[2 * i + 1]) same++
   t.equal(same, durations.length, 'every duration written the same way')
+})
+
+t.test('the caches of quoted texts stay within their bound however many texts clients choose', async (t) => {
+  const file = path.join(dir, 'many.log')
+  const logger = createLogger({ level: 'info', buffer: 0 }, { dest: file })
+  const line = new AccessLine(logger)
+  const count = QUOTED_CACHE_SIZE * 2 + 17
+  let largest = 0
+  for (let i = 0; i < count; i++) {
+    line.write(`session-${i}`, undefined, `invented/method-${i}`, 404, undefined, 1)
+    largest = Math.max(largest, line.cached.sessions, line.cached.methods)
+  }
+  t.ok(largest <= QUOTED_CACHE_SIZE, `at most ${QUOTED_CACHE_SIZE} entries each (largest seen: ${largest})`)
+  t.ok(largest >= QUOTED_CACHE_SIZE - 1, 'and the caches were used up to it')
+  // After the caches were emptied and refilled, a line still carries its own session and method.
+  const written = lines(file)
+  t.equal(written.length, count)
+  const last = JSON.parse(written[count - 1]!) as { method: string; sessionId: string }
+  t.equal(last.method, `invented/method-${count - 1}`)
+  logger.info({ sessionId: `session-${count - 1}`, method: 'x' }, 'x')
+  t.equal(last.sessionId, (JSON.parse(lines(file)[count]!) as { sessionId: string }).sessionId, 'the hash of its own session, as pino redacts it')
 })
