@@ -1,10 +1,11 @@
 /**
- * The gateway's pino logger: JSON lines on stdout, buffered and written asynchronously, so the access
+ * The gateway's pino logger: JSON lines on stdout, buffered and written in batches, so the access
  * line of every request costs a string concatenation, not a write system call (like nginx's
- * `access_log … buffer=32k flush=1s`; line-buffer.ts says why, and why 4 KiB on a shared pipe).
+ * `access_log … buffer=32k flush=1s`; line-buffer.ts says why, why a file is written synchronously
+ * and a pipe not, and why 4 KiB on a shared pipe).
  *
  *   logger.info(…) ─► serializers + redaction (redact.ts) ─► buffer (log.buffer bytes)
- *        ─► one asynchronous write when full, every log.flush_interval seconds, on close
+ *        ─► one write when full, every log.flush_interval seconds, on close
  *           (flushLogger: SIGTERM, SIGINT, a reload's drain), and synchronously at exit
  *
  * No line is lost on a clean stop: the drain awaits flushLogger before the process exits, and the

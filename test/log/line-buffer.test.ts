@@ -3,7 +3,7 @@
  * that stops reading costs at most MAX_READY batches of memory, the rest dropped and counted.
  */
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -112,7 +112,7 @@ async function busyWriter(buffer: LineBuffer, total: number, perTurn: number): P
 
 const notDropped = (lines: string[]): number => lines.filter((text) => text.includes('log lines dropped')).length
 
-t.test('a regular file keeps up with a busy loop: the batches of a turn go out in one write', async (t) => {
+t.test('a regular file keeps up with a busy loop (each full batch written at once)', async (t) => {
   // 100 lines (~15 KiB) per turn: one 4 KiB write per turn fell 11 KiB behind each turn and dropped
   // lines after about ninety turns; joined, a write takes everything that gathered meanwhile.
   const file = path.join(dir, 'access.log')
@@ -123,6 +123,25 @@ t.test('a regular file keeps up with a busy loop: the batches of a turn go out i
   t.equal(notDropped(lines), 0, 'no line dropped')
   t.equal(lines.length, total, 'every line written')
   t.same(lines.map((text) => (JSON.parse(text) as { n: number }).n), Array.from({ length: total }, (_, n) => n), 'in order')
+})
+
+t.test('a regular file: a full batch is written at once, in the same turn, and the rest on flush', async (t) => {
+  const file = path.join(dir, 'direct.log')
+  const buffer = new LineBuffer(openSync(file, 'a'), PIPE_BUF, 60_000)
+  let written = 0
+  let n = 0
+  while (written <= PIPE_BUF) {
+    const text = line(1, n++)
+    buffer.write(text)
+    written += Buffer.byteLength(text)
+  }
+  // No await since the first line: only a synchronous write can have put the first batch there.
+  const size = statSync(file).size
+  t.ok(size > 0 && size <= PIPE_BUF, `the first full batch is in the file (${size} bytes)`)
+  t.ok(size < written, 'the line that did not fit waits in the next batch')
+  await new Promise<void>((resolve) => buffer.flush(() => resolve()))
+  t.equal(statSync(file).size, written, 'flush writes the rest')
+  buffer.close()
 })
 
 t.test("a pipe this process alone writes (a single process's stdout) keeps up too", async (t) => {
