@@ -2,13 +2,16 @@
  * `npm run bench`: every scenario of scenarios.ts side by side, then the costs and the fan-out, in
  * one invocation; one table on stdout and the files report.ts writes.
  *
- *   × BENCH_ROUNDS, for each scenario: start its server (own process, core 0) ─► create its sessions
- *     ─► check one answer ─► wrk warm-up ─► wrk measured run (core 1, every answer checked) ─► stop it
+ *   × BENCH_ROUNDS: raw Fastify and the rows paired with it in turns (runInTurns: all their servers
+ *     up, each warmed up, then BENCH_SLICES turns of durationS / slices seconds each), then for each
+ *     other scenario: start its server (own process, core 0) ─► create its sessions ─► check one
+ *     answer ─► wrk warm-up ─► wrk measured run (core 1, every answer checked) ─► stop it
  *   costs (costs.ts) ─► fan-out (fanout.ts) ─► [--profile: wrk against a --cpu-prof gateway]
  *   ─► ratios, targets ─► table, bench/results/latest.json, docs/bench.md, docs/bench.svg
  *
  * Environment: BENCH_QUICK=1 (3 s runs), BENCH_DURATION=<s>, BENCH_ROUNDS=<n> (rounds over all
- * scenarios, each row the median; for noisy machines), BENCH_CONNECTIONS,
+ * scenarios, each row the median; for noisy machines), BENCH_SLICES=<n> (turns of the paired rows,
+ * default 5; 1 runs them one after another), BENCH_CONNECTIONS,
  * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `proxy-hop`, `profile`),
  * BENCH_PROXY_RATE (the proxy hop's fixed rate, default 1000 req/s),
  * BENCH_PROFILE=1 or --profile (also take a CPU profile of mcp-edge's hot path; BENCH_PROFILE_SCENARIO
@@ -89,7 +92,15 @@ class SetupError extends Error {}
 /** One measured run: wrk's figures, and the server's CPU per request (µs, its whole process tree) where /proc tells. */
 type ScenarioRun = WrkResult & { serverCpuUs?: number; window: Window }
 
-async function runScenario(scenario: Scenario, options: StartOptions = {}): Promise<ScenarioRun> {
+/** A scenario's server up, its sessions made and one answer checked: ready for load. */
+interface Prepared {
+  server: RunningServer
+  /** One run of the scenario's load, for `seconds`. */
+  run(seconds: number, idBase: number): Promise<WrkResult>
+  stop(): Promise<void>
+}
+
+async function prepareScenario(scenario: Scenario, options: StartOptions = {}): Promise<Prepared> {
   const redis = scenario.needs === 'redis' ? await startRedis() : undefined
   // An mcp-edge upstream (the bench handler) for a proxy route to put in front of it.
   const upstream = scenario.needs === 'upstream' ? await startServer({ kind: 'edge' }) : undefined
@@ -97,6 +108,12 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
   const headers: Record<string, string> = issuer === undefined ? {} : { authorization: issuer.authorization }
   let server: RunningServer | undefined
   let sessions: string[]
+  const stop = async (): Promise<void> => {
+    await server?.stop()
+    await upstream?.stop()
+    await redis?.stop()
+    await issuer?.stop()
+  }
   try {
     let spec = withService(scenario.server, redis?.url, upstream?.url)
     if (issuer !== undefined && spec.kind === 'edge') spec = { ...spec, route: { ...spec.route, ...issuer.route } }
@@ -105,41 +122,113 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
     // Over WebSocket every connection makes its own session and every answer is checked as it comes.
     if (scenario.load.websocket !== true) await checkServer(server.url, sessions[0], scenario.load, headers)
   } catch (error) {
-    await server?.stop()
-    await upstream?.stop()
-    await redis?.stop()
-    await issuer?.stop()
+    await stop()
     throw new SetupError((error as Error).message)
   }
+  const running = server
+  const load = issuer === undefined ? scenario.load : { ...scenario.load, authorization: issuer.authorization }
+  const run = (seconds: number, idBase: number): Promise<WrkResult> =>
+    load.websocket === true
+      ? runWsLoad({ url: running.url, connections, durationS: seconds, tool: load.tool, protocolVersion: load.protocolVersion ?? '2025-11-25', idBase })
+      : runWrk({ url: running.url, sessions, load, durationS: seconds, connections, threads, idBase })
+  return { server: running, run, stop }
+}
+
+/** One measured run of `prepared`, with the server's CPU per request over it. */
+async function measuredRun(prepared: Prepared, seconds: number, idBase: number): Promise<ScenarioRun> {
+  const fromUs = monotonicUs()
+  const cpuBefore = processTreeCpuUs(prepared.server.pid)
+  const result = await prepared.run(seconds, idBase)
+  const cpuAfter = processTreeCpuUs(prepared.server.pid)
+  const serverCpuUs = cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests
+  return { ...result, ...(serverCpuUs === undefined ? {} : { serverCpuUs }), window: { fromUs, toUs: monotonicUs() } }
+}
+
+async function runScenario(scenario: Scenario, options: StartOptions = {}): Promise<ScenarioRun> {
+  const prepared = await prepareScenario(scenario, options)
   try {
-    const load = issuer === undefined ? scenario.load : { ...scenario.load, authorization: issuer.authorization }
-    const run = (seconds: number, idBase: number): Promise<WrkResult> =>
-      load.websocket === true
-        ? runWsLoad({ url: server.url, connections, durationS: seconds, tool: load.tool, protocolVersion: load.protocolVersion ?? '2025-11-25', idBase })
-        : runWrk({ url: server.url, sessions, load, durationS: seconds, connections, threads, idBase })
-    await run(warmupS, WARMUP_IDS)
-    const fromUs = monotonicUs()
-    const cpuBefore = processTreeCpuUs(server.pid)
-    const result = await run(durationS, MEASURED_IDS)
-    const cpuAfter = processTreeCpuUs(server.pid)
-    const serverCpuUs = cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests
-    return { ...result, ...(serverCpuUs === undefined ? {} : { serverCpuUs }), window: { fromUs, toUs: monotonicUs() } }
+    await prepared.run(warmupS, WARMUP_IDS)
+    return await measuredRun(prepared, durationS, MEASURED_IDS)
   } finally {
-    await server.stop()
-    await upstream?.stop()
-    await redis?.stop()
-    await issuer?.stop()
+    await prepared.stop()
   }
 }
 
+/** Slices each paired run is cut into (BENCH_SLICES): the rows take turns, a slice each. */
+const slices = Math.max(1, Number(process.env.BENCH_SLICES ?? (quick ? 1 : 5)))
+
 /**
- * Every wanted scenario, `rounds` times, round after round (so a busy neighbour slows them all
- * alike rather than whichever ran at the wrong moment); each row keeps its median-req/s run, and the
- * errors of all its runs.
+ * The rows compared with raw Fastify, measured in turns: every server up at once (one loaded at a
+ * time), each warmed up, then `slices` turns in which each row runs durationS / slices seconds, the
+ * first row of a turn rotating. A neighbour busy for a few seconds then slows every row alike, where
+ * back-to-back runs of ten seconds each put the whole burst on whichever row ran during it (on a
+ * shared 2-core VM raw Fastify alone moved 27–38k req/s between rounds). Each row's figures are
+ * its slices summed: requests over seconds, CPU over requests; p50 and p99 the median slice's.
  */
-/** Rows with a target against raw Fastify, in the order they run after it. */
+async function runInTurns(scenarios: Scenario[]): Promise<Map<Scenario, ScenarioRun | Error>> {
+  const outcomes = new Map<Scenario, ScenarioRun | Error>()
+  const prepared = new Map<Scenario, Prepared>()
+  try {
+    for (const scenario of scenarios) {
+      try {
+        prepared.set(scenario, await prepareScenario(scenario))
+      } catch (error) {
+        outcomes.set(scenario, error as Error)
+      }
+    }
+    for (const [, each] of prepared) await each.run(warmupS, WARMUP_IDS)
+    const sliceS = Math.max(1, Math.round(durationS / slices))
+    const parts = new Map<Scenario, ScenarioRun[]>([...prepared.keys()].map((scenario) => [scenario, []]))
+    const order = [...prepared.keys()]
+    for (let turn = 0; turn < slices; turn++) {
+      for (let i = 0; i < order.length; i++) {
+        const scenario = order[(turn + i) % order.length]!
+        if (outcomes.has(scenario)) continue
+        try {
+          parts.get(scenario)!.push(await measuredRun(prepared.get(scenario)!, sliceS, MEASURED_IDS + turn * 10_000_000))
+        } catch (error) {
+          outcomes.set(scenario, error as Error)
+        }
+      }
+    }
+    for (const [scenario, runs] of parts) if (!outcomes.has(scenario)) outcomes.set(scenario, joinSlices(runs, sliceS))
+  } finally {
+    for (const [, each] of prepared) await each.stop()
+  }
+  return outcomes
+}
+
+/** One row's slices as one run. */
+function joinSlices(runs: ScenarioRun[], sliceS: number): ScenarioRun {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0)
+  const byP50 = [...runs].sort((a, b) => a.p50Ms - b.p50Ms)
+  const middle = byP50[Math.floor(byP50.length / 2)]!
+  const cpu = runs.every((run) => run.serverCpuUs !== undefined) ? runs.reduce((sum, run) => sum + run.serverCpuUs! * run.requests, 0) / requests : undefined
+  const loads = runs.flatMap((run) => (run.loadCpuPct === undefined ? [] : [run.loadCpuPct]))
+  const sample = runs.find((run) => run.sample !== undefined)?.sample
+  return {
+    requests,
+    // wrk's own seconds for each slice (its requests over its rate), not the nominal ones.
+    reqPerSec: requests / runs.reduce((sum, run) => sum + (run.reqPerSec > 0 ? run.requests / run.reqPerSec : sliceS), 0),
+    p50Ms: middle.p50Ms,
+    p99Ms: [...runs].sort((a, b) => a.p99Ms - b.p99Ms)[Math.floor(runs.length / 2)]!.p99Ms,
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    checked: runs.reduce((sum, run) => sum + run.checked, 0),
+    ...(loads.length === 0 ? {} : { loadCpuPct: Math.round(loads.reduce((sum, pct) => sum + pct, 0) / loads.length) }),
+    ...(cpu === undefined ? {} : { serverCpuUs: cpu }),
+    ...(sample === undefined ? {} : { sample }),
+    window: { fromUs: runs[0]!.window.fromUs, toUs: runs.at(-1)!.window.toUs },
+  }
+}
+
+/** Rows with a target against raw Fastify: measured in turns with it (runInTurns). */
 const PAIRED_WITH_FASTIFY = ['edge-default', 'edge-session', 'edge-stateless']
 
+/**
+ * Every wanted scenario, `rounds` times, round after round (so a busy neighbour slows them all
+ * alike rather than whichever ran at the wrong moment), raw Fastify and its paired rows in turns;
+ * each row keeps its median-req/s run, and the errors of all its runs.
+ */
 async function measureScenarios(): Promise<ScenarioResult[]> {
   const chosen = SCENARIOS.filter((entry) => wanted(entry.name))
   const rows = new Map<Scenario, ScenarioResult>()
@@ -158,26 +247,40 @@ async function measureScenarios(): Promise<ScenarioResult[]> {
     runs.set(scenario, [])
     if (reason !== undefined) log(`- ${scenario.label}: skipped (${reason})`)
   }
-  // The rows whose targets are ratios to raw Fastify run right after it in each round, so each ratio
-  // pairs runs seconds apart rather than minutes (the table keeps the list's order).
-  const paired = new Set(PAIRED_WITH_FASTIFY)
-  const order = [...chosen.filter((entry) => entry.name === FASTIFY), ...chosen.filter((entry) => paired.has(entry.name)), ...chosen.filter((entry) => entry.name !== FASTIFY && !paired.has(entry.name))]
+  // Raw Fastify and the rows whose targets are ratios to it run in turns (runInTurns), first in each
+  // round; the rest one after another (the table keeps the list's order).
+  const paired = new Set([FASTIFY, ...PAIRED_WITH_FASTIFY])
+  const turns = chosen.filter((entry) => paired.has(entry.name))
+  const inTurns = turns.length > 1 && slices > 1
+  const alone = chosen.filter((entry) => !inTurns || !paired.has(entry.name))
+  const record = (scenario: Scenario, outcome: ScenarioRun | Error): void => {
+    const row = rows.get(scenario)!
+    if (outcome instanceof Error) {
+      const message = outcome.message
+      row.skipped = `${scenario.upcoming && outcome instanceof SetupError ? 'not working yet' : 'failed'}: ${message.split('\n')[0]}`
+      log(`  ${scenario.label}: ${row.skipped}${message.includes('\n') ? `\n${message}` : ''}`)
+      return
+    }
+    runs.get(scenario)!.push(outcome)
+    log(
+      `  ${inTurns && paired.has(scenario.name) ? `${scenario.label}: ` : ''}${Math.round(outcome.reqPerSec)} req/s, p50 ${outcome.p50Ms} ms, p99 ${outcome.p99Ms} ms, ${outcome.errors} errors, load generator at ${outcome.loadCpuPct ?? '?'}% of its core` +
+        `${outcome.sample ? ` (first: ${outcome.sample})` : ''}`,
+    )
+  }
   for (let round = 1; round <= rounds; round++) {
-    for (const scenario of order) {
-      const row = rows.get(scenario)!
-      if (row.skipped !== undefined) continue
-      log(`- ${scenario.label}${rounds > 1 ? ` (round ${round} of ${rounds})` : ''} …`)
+    const of = rounds > 1 ? ` (round ${round} of ${rounds})` : ''
+    const taking = turns.filter((scenario) => rows.get(scenario)!.skipped === undefined)
+    if (inTurns && taking.length > 0) {
+      log(`- in turns of ${Math.max(1, Math.round(durationS / slices))} s: ${taking.map((scenario) => scenario.label).join('; ')}${of} …`)
+      for (const [scenario, outcome] of await runInTurns(taking)) record(scenario, outcome)
+    }
+    for (const scenario of alone) {
+      if (rows.get(scenario)!.skipped !== undefined) continue
+      log(`- ${scenario.label}${of} …`)
       try {
-        const result = await runScenario(scenario)
-        runs.get(scenario)!.push(result)
-        log(
-          `  ${Math.round(result.reqPerSec)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.errors} errors, load generator at ${result.loadCpuPct ?? '?'}% of its core` +
-            `${result.sample ? ` (first: ${result.sample})` : ''}`,
-        )
+        record(scenario, await runScenario(scenario))
       } catch (error) {
-        const message = (error as Error).message
-        row.skipped = `${scenario.upcoming && error instanceof SetupError ? 'not working yet' : 'failed'}: ${message.split('\n')[0]}`
-        log(`  ${row.skipped}${message.includes('\n') ? `\n${message}` : ''}`)
+        record(scenario, error as Error)
       }
     }
   }
