@@ -53,7 +53,7 @@ export class AccessLine {
   #prefix = ''
   #prefixTime = -1
   #prefixBindings = ''
-  /** Session id → its quoted hash; method → its quoted text. */
+  /** Session id → its quoted hash; method (and era: a handful of protocol versions) → its quoted text. */
   readonly #sessions = new Map<string, string>()
   readonly #methods = new Map<string, string>()
 
@@ -88,7 +88,7 @@ export class AccessLine {
     if (sessionId !== undefined) line += `,"sessionId":${cached(this.#sessions, sessionId, quotedHash)}`
     if (principal !== undefined) line += `,"principal":${quote(principal)}`
     line += `,"method":${cached(this.#methods, method, quote)},"status":${status}`
-    if (era !== undefined) line += `,"era":${quote(era)}`
+    if (era !== undefined) line += `,"era":${cached(this.#methods, era, quote)}`
     destination.write(`${line},"ms":${hundredthsText(ms)},"msg":"mcp request"}\n`)
   }
 }
