@@ -158,7 +158,7 @@ export function evaluateTargets(results: BenchResults): Target[] {
   const redis = results.scenarios.find((row) => row.name === 'edge-redis')
   // The redis row spreads its load over 50 sessions: compare it with the memory store's 50-session row.
   const memory = results.scenarios.find((row) => row.name === 'edge-50-sessions')
-  const redisRatio = redis?.reqPerSec !== undefined && memory?.reqPerSec !== undefined ? redis.reqPerSec / memory.reqPerSec : undefined
+  const redisRatio = ratio(redis?.reqPerSec, memory?.reqPerSec, redis?.runsReqPerSec, memory?.runsReqPerSec)
   targets.push({
     what: 'redis store req/s (50 sessions)',
     target: '≥ 0.6 × memory store',
@@ -169,7 +169,7 @@ export function evaluateTargets(results: BenchResults): Target[] {
   const limitsOff = results.scenarios.find((row) => row.name === 'edge-limits-off')
   for (const [name, what, goal] of [['edge-rate-limit', 'rate limit on (two rules)', 0.8], ['edge-50-sessions', 'default quotas on', 0.9]] as const) {
     const row = results.scenarios.find((scenario) => scenario.name === name)
-    const limitRatio = row?.reqPerSec !== undefined && limitsOff?.reqPerSec !== undefined ? row.reqPerSec / limitsOff.reqPerSec : undefined
+    const limitRatio = ratio(row?.reqPerSec, limitsOff?.reqPerSec, row?.runsReqPerSec, limitsOff?.runsReqPerSec)
     targets.push({
       what: `${what}: req/s (50 sessions, memory)`,
       target: `≥ ${goal} × limits off`,

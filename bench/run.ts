@@ -2,16 +2,16 @@
  * `npm run bench`: every scenario of scenarios.ts side by side, then the costs and the fan-out, in
  * one invocation; one table on stdout and the files report.ts writes.
  *
- *   × BENCH_ROUNDS: raw Fastify and the rows paired with it in turns (runInTurns: all their servers
- *     up, each warmed up, then BENCH_SLICES turns of durationS / slices seconds each), then for each
+ *   × BENCH_ROUNDS: each group of rows compared with each other (TURN_GROUPS) in turns (runInTurns:
+ *     all its servers up, each warmed up, then BENCH_SLICES turns of durationS / slices seconds each), then for each
  *     other scenario: start its server (own process, core 0) ─► create its sessions ─► check one
  *     answer ─► wrk warm-up ─► wrk measured run (core 1, every answer checked) ─► stop it
  *   costs (costs.ts) ─► fan-out (fanout.ts) ─► [--profile: wrk against a --cpu-prof gateway]
  *   ─► ratios, targets ─► table, bench/results/latest.json, docs/bench.md, docs/bench.svg
  *
  * Environment: BENCH_QUICK=1 (3 s runs), BENCH_DURATION=<s>, BENCH_ROUNDS=<n> (rounds over all
- * scenarios, each row the median; for noisy machines), BENCH_SLICES=<n> (turns of the paired rows,
- * default 5; 1 runs them one after another), BENCH_CONNECTIONS,
+ * scenarios, each row the median; for noisy machines), BENCH_SLICES=<n> (turns of the rows compared
+ * with each other, default 5; 1 runs them one after another), BENCH_CONNECTIONS,
  * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `proxy-hop`, `profile`),
  * BENCH_PROXY_RATE (the proxy hop's fixed rate, default 1000 req/s),
  * BENCH_PROFILE=1 or --profile (also take a CPU profile of mcp-edge's hot path; BENCH_PROFILE_SCENARIO
@@ -158,7 +158,7 @@ async function runScenario(scenario: Scenario, options: StartOptions = {}): Prom
 const slices = Math.max(1, Number(process.env.BENCH_SLICES ?? (quick ? 1 : 5)))
 
 /**
- * The rows compared with raw Fastify, measured in turns: every server up at once (one loaded at a
+ * A group of rows compared with each other, measured in turns: every server up at once (one loaded at a
  * time), each warmed up, then `slices` turns in which each row runs durationS / slices seconds, the
  * first row of a turn rotating. A neighbour busy for a few seconds then slows every row alike, where
  * back-to-back runs of ten seconds each put the whole burst on whichever row ran during it (on a
@@ -221,12 +221,19 @@ function joinSlices(runs: ScenarioRun[], sliceS: number): ScenarioRun {
   }
 }
 
-/** Rows with a target against raw Fastify: measured in turns with it (runInTurns). */
-const PAIRED_WITH_FASTIFY = ['edge-default', 'edge-session', 'edge-stateless']
+/**
+ * Rows whose targets compare them with each other, each group measured in turns (runInTurns): raw
+ * Fastify and the rows held to it (the JWT row is held to the 1-session row), and the limits rows
+ * with the redis store's, all held to a 50-session row.
+ */
+const TURN_GROUPS: ReadonlyArray<readonly string[]> = [
+  [FASTIFY, 'edge-session', 'edge-default', 'edge-stateless', 'edge-jwt'],
+  ['edge-limits-off', 'edge-50-sessions', 'edge-rate-limit', 'edge-redis'],
+]
 
 /**
  * Every wanted scenario, `rounds` times, round after round (so a busy neighbour slows them all
- * alike rather than whichever ran at the wrong moment), raw Fastify and its paired rows in turns;
+ * alike rather than whichever ran at the wrong moment), the rows of each turn group in turns;
  * each row keeps its median-req/s run, and the errors of all its runs.
  */
 async function measureScenarios(): Promise<ScenarioResult[]> {
@@ -247,12 +254,11 @@ async function measureScenarios(): Promise<ScenarioResult[]> {
     runs.set(scenario, [])
     if (reason !== undefined) log(`- ${scenario.label}: skipped (${reason})`)
   }
-  // Raw Fastify and the rows whose targets are ratios to it run in turns (runInTurns), first in each
-  // round; the rest one after another (the table keeps the list's order).
-  const paired = new Set([FASTIFY, ...PAIRED_WITH_FASTIFY])
-  const turns = chosen.filter((entry) => paired.has(entry.name))
-  const inTurns = turns.length > 1 && slices > 1
-  const alone = chosen.filter((entry) => !inTurns || !paired.has(entry.name))
+  // The rows of each turn group run in turns (runInTurns), the groups first in each round; the rest
+  // one after another (the table keeps the list's order).
+  const groups = slices > 1 ? TURN_GROUPS.map((names) => chosen.filter((entry) => names.includes(entry.name))).filter((group) => group.length > 1) : []
+  const inTurns = new Set(groups.flat())
+  const alone = chosen.filter((entry) => !inTurns.has(entry))
   const record = (scenario: Scenario, outcome: ScenarioRun | Error): void => {
     const row = rows.get(scenario)!
     if (outcome instanceof Error) {
@@ -263,14 +269,15 @@ async function measureScenarios(): Promise<ScenarioResult[]> {
     }
     runs.get(scenario)!.push(outcome)
     log(
-      `  ${inTurns && paired.has(scenario.name) ? `${scenario.label}: ` : ''}${Math.round(outcome.reqPerSec)} req/s, p50 ${outcome.p50Ms} ms, p99 ${outcome.p99Ms} ms, ${outcome.errors} errors, load generator at ${outcome.loadCpuPct ?? '?'}% of its core` +
+      `  ${inTurns.has(scenario) ? `${scenario.label}: ` : ''}${Math.round(outcome.reqPerSec)} req/s, p50 ${outcome.p50Ms} ms, p99 ${outcome.p99Ms} ms, ${outcome.errors} errors, load generator at ${outcome.loadCpuPct ?? '?'}% of its core` +
         `${outcome.sample ? ` (first: ${outcome.sample})` : ''}`,
     )
   }
   for (let round = 1; round <= rounds; round++) {
     const of = rounds > 1 ? ` (round ${round} of ${rounds})` : ''
-    const taking = turns.filter((scenario) => rows.get(scenario)!.skipped === undefined)
-    if (inTurns && taking.length > 0) {
+    for (const group of groups) {
+      const taking = group.filter((scenario) => rows.get(scenario)!.skipped === undefined)
+      if (taking.length === 0) continue
       log(`- in turns of ${Math.max(1, Math.round(durationS / slices))} s: ${taking.map((scenario) => scenario.label).join('; ')}${of} …`)
       for (const [scenario, outcome] of await runInTurns(taking)) record(scenario, outcome)
     }
