@@ -100,11 +100,20 @@ t.test("large batches (a single process's own pipe): the bound is in bytes, not 
 })
 
 /** Writes `total` lines in turns of `perTurn` with an event-loop turn between them, as a busy gateway logs. */
-async function busyWriter(buffer: LineBuffer, total: number, perTurn: number): Promise<void> {
+/**
+ * Writes `total` lines, `perTurn` per event-loop turn; with `pauseEvery`, every that many turns it
+ * waits 1 ms, as a gateway waits for its clients: a loop that never sleeps starves the thread-pool
+ * thread an asynchronous write needs once the machine is busy (a full test suite beside it), and
+ * then no buffer keeps up.
+ */
+async function busyWriter(buffer: LineBuffer, total: number, perTurn: number, pauseEvery = 0): Promise<void> {
   for (let n = 0; n < total; n++) {
     buffer.write(line(1, n))
+    if (n % perTurn !== perTurn - 1) continue
+    const turn = (n + 1) / perTurn
     // setImmediate: a busy loop never waits in poll, so a write completes at most once a turn.
-    if (n % perTurn === perTurn - 1) await new Promise((resolve) => setImmediate(resolve))
+    if (pauseEvery > 0 && turn % pauseEvery === 0) await new Promise((resolve) => setTimeout(resolve, 1))
+    else await new Promise((resolve) => setImmediate(resolve))
   }
   await new Promise<void>((resolve) => buffer.flush(() => resolve()))
   buffer.close()
@@ -148,7 +157,7 @@ t.test("a pipe this process alone writes (a single process's stdout) keeps up to
   const pipe = fifo('exclusive')
   const reading = pipe.read()
   const total = 60_000
-  await busyWriter(new LineBuffer(pipe.writeFd, PIPE_BUF, 1000, true), total, 100)
+  await busyWriter(new LineBuffer(pipe.writeFd, PIPE_BUF, 1000, true), total, 100, 10)
   closeSync(pipe.writeFd)
   const lines = (await reading).split('\n').filter(Boolean)
   t.equal(notDropped(lines), 0, 'no line dropped')
