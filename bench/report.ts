@@ -379,6 +379,7 @@ export function formatMarkdown(results: BenchResults, image: string): string {
     '',
     `Measured ${results.generatedAt.slice(0, 10)} on ${env.cpu} (${env.cpus}), Node ${env.node}, wrk -t${env.wrkThreads} -c${env.connections} -d${env.durationS}s` +
       `${Number(env.rounds) > 1 ? ` in ${env.rounds} rounds (each row its median run; ratios the median of the per-round ratios)` : ''}` +
+      `${Number(env.slices) > 1 ? `, rows compared with each other measured in ${env.slices} turns each` : ''}` +
       ` after a ${env.warmupS} s warm-up; load average ${env.loadAverage} at the start.` +
       `${maxLoadCpu(results) === undefined ? '' : ` The load generator (wrk; ws-load.ts for WebSocket) used at most ${maxLoadCpu(results)}% of its core.`}` +
       ' Every answer is checked (status, JSON-RPC id, echo text, progress count); see bench/README.md for the method.',

@@ -430,6 +430,7 @@ async function main(): Promise<number> {
       connections,
       durationS,
       rounds,
+      slices,
       warmupS,
       quick,
       loadAverage: load,
