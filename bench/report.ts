@@ -285,7 +285,7 @@ function saturatedProxyLine(results: BenchResults): string | undefined {
 function hopLine(hop: ProxyHop): string {
   const run = (r: ProxyHop['direct']): string => `p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, ${fmtInt(r.cpuUsPerCall)} µs CPU/call, ${r.errors} errors`
   return `${fmtInt(hop.rate)} req/s for ${hop.seconds} s over ${hop.sessions} sessions: upstream directly ${run(hop.direct)}; through the proxy route ${run(hop.proxied)}` +
-    `; added p50 ${fmt(hop.addedP50Ms)} ms, CPU ${fmt(hop.cpuRatio)} ×${hop.roundRatios === undefined ? '' : ` (median of ${hop.roundRatios.length} paired rounds: ${hop.roundRatios.map(fmt).join(', ')})`}, ${hop.extraInitializes} extra upstream initialize`
+    `; added p50 ${fmt(hop.addedP50Ms)} ms, CPU ${fmt(hop.cpuRatio)} ×${hop.roundRatios === undefined ? '' : ` (median of ${hop.roundRatios.length} paired rounds: ${hop.roundRatios.map((value) => fmt(value)).join(', ')})`}, ${hop.extraInitializes} extra upstream initialize`
 }
 
 /** The table printed at the end of a run. */
