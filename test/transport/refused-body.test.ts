@@ -5,7 +5,7 @@
  * Raw sockets on loopback, so what the client sees is exactly what a proxy would.
  */
 import { connect, type Socket } from 'node:net'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { initializeRequest, socketGateway } from '../fixtures/transport-gateway.ts'
 
 const LIMIT = 2048
@@ -38,17 +38,23 @@ function head(url: URL, length: number): string {
 
 const INITIALIZE = JSON.stringify(initializeRequest(7))
 
-t.test('the rest of a refused body is read and dropped; the connection serves on', async (t) => {
+/** A gateway with a small body_limit, sent the head of a larger body and `sent` bytes of it; once it has answered. */
+async function refusedOnTheWay(t: Test, sent: number) {
   const gateway = await socketGateway(t, {}, { body_limit: LIMIT })
   const url = new URL(gateway.url)
   const socket = connect(Number(url.port), url.hostname)
   t.teardown(() => socket.destroy())
   const seen = watch(socket)
-  socket.write(head(url, DECLARED) + 'x'.repeat(8192))
+  socket.write(head(url, DECLARED) + 'x'.repeat(sent))
   t.ok(await until(() => seen.text().includes('\r\n\r\n'), 5000), 'answered while the body is still on its way')
+  return { url, socket, seen }
+}
+
+t.test('the rest of a refused body is read and dropped; the connection serves on', async (t) => {
+  const { url, socket, seen } = await refusedOnTheWay(t, 8192)
   t.match(seen.text(), /^HTTP\/1\.1 413 /, '413')
   t.notMatch(seen.text(), /connection: close/i, 'no Connection: close')
-  // The rest of the declared body, then a ping on the same connection.
+  // The rest of the declared body, then an initialize on the same connection.
   socket.write('x'.repeat(DECLARED - 8192))
   const before = seen.text().length
   socket.write(head(url, Buffer.byteLength(INITIALIZE)) + INITIALIZE)
@@ -58,13 +64,7 @@ t.test('the rest of a refused body is read and dropped; the connection serves on
 })
 
 t.test('a refused body still arriving after 5 s is cut', async (t) => {
-  const gateway = await socketGateway(t, {}, { body_limit: LIMIT })
-  const url = new URL(gateway.url)
-  const socket = connect(Number(url.port), url.hostname)
-  t.teardown(() => socket.destroy())
-  const seen = watch(socket)
-  socket.write(head(url, DECLARED) + 'x'.repeat(4096))
-  t.ok(await until(() => seen.text().includes('\r\n\r\n'), 5000), 'answered')
+  const { socket, seen } = await refusedOnTheWay(t, 4096)
   const refusedAt = Date.now()
   // A sender trickling the rest, 100 bytes every 100 ms: far from done at 5 s.
   const trickle = setInterval(() => {
