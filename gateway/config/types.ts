@@ -32,6 +32,34 @@ export interface QuotasConfig {
   concurrent_requests_per_session: number
 }
 
+/**
+ * `auth: {oauth: {...}}` of one upstream, defaults filled in by the schema (README "Per-user OAuth
+ * to remote MCP servers"); durations in seconds.
+ */
+export interface OAuthConfig {
+  /** The public URL of the gateway's callback; its path is served by every worker (default path `/oauth/callback`). */
+  redirect_uri: string
+  /** Scopes asked for; else the 401's `scope`, else the resource's `scopes_supported`. */
+  scope?: string
+  /** A client registered by hand; without it the gateway registers itself (RFC 7591). */
+  client_id?: string
+  client_secret?: string
+  token_endpoint_auth_method?: 'none' | 'client_secret_basic' | 'client_secret_post'
+  /** The name the gateway registers under. */
+  client_name: string
+  /** One exchange with the authorization server (discovery, registration, token). */
+  timeout: number
+  /** How long a consent link stays valid. */
+  consent_ttl: number
+  /** How long a session's call waits after the user accepted to open the link. */
+  consent_wait: number
+  /** Consents pending at once per principal (all upstreams), and in the whole gateway. */
+  pending_per_principal: number
+  pending_total: number
+  /** How long a principal's refreshable tokens are kept unused. */
+  token_ttl: number
+}
+
 /** One upstream MCP server of a proxy route (see README "Proxy routes"); durations in seconds. */
 export interface UpstreamConfig {
   /** `[a-z0-9-]{1,24}`: the prefix of its component names and its label in logs. */
@@ -59,6 +87,8 @@ export interface UpstreamConfig {
   cwd?: string
   isolation?: 'shared' | 'session' | 'principal'
   pool?: { min?: number; max?: number; idle_timeout?: number; ping_interval?: number; ping_timeout?: number; start_timeout?: number }
+  /** How the gateway authenticates to this upstream for its callers (README "Per-user OAuth to remote MCP servers"). */
+  auth?: { oauth?: OAuthConfig }
 }
 
 /** How a proxy route names and filters upstream components. */
