@@ -53,6 +53,9 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     request_state: { ...doc.request_state },
     log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
     metrics: { ...doc.metrics, allowed_hosts: [...(doc.metrics.allowed_hosts ?? [])] },
+    ...(doc.token_encryption === undefined ? {} : {
+      token_encryption: { keys: doc.token_encryption.keys.map((key) => (key.file === undefined ? { ...key } : { ...key, file: path.resolve(folder, key.file) })) },
+    }),
     ...(doc.upstream_identity === undefined ? {} : {
       upstream_identity: { ...doc.upstream_identity, keys: doc.upstream_identity.keys.map((key) => ({ kid: key.kid, file: path.resolve(folder, key.file) })) },
     }),
