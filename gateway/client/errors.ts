@@ -50,10 +50,13 @@ export class TransportError extends LocalError {
   readonly code = ClientErrorCode.Transport
   /** The HTTP status, when an HTTP exchange failed with one. */
   readonly status: number | undefined
-  constructor(message: string, options: LocalErrorOptions & { status?: number } = {}) {
+  /** The `WWW-Authenticate` of a 401 (or 403) answer: what the server wants to be shown. */
+  readonly challenge: string | undefined
+  constructor(message: string, options: LocalErrorOptions & { status?: number; challenge?: string } = {}) {
     super(message, options)
     this.name = 'TransportError'
     this.status = options.status
+    this.challenge = options.challenge
   }
 }
 
