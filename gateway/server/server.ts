@@ -21,6 +21,7 @@ import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
+import { registerOAuthCallback } from './oauth-callback.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { createLimiter } from '../store/create-limiter.ts'
@@ -207,7 +208,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   decorateCaller(app)
   const endpoints = new Map<string, McpEndpoint>()
   // Upstream credentials (tokens, their cache and locks) beside the sessions: Redis when they are there.
-  const credentials = new CredentialContext(logger, config)
+  const credentials = new CredentialContext(logger, config, store)
   const protectedRoutes = new Map<string, RouteAccess>()
   for (const route of config.routes) {
     let endpoint: McpEndpoint
@@ -253,6 +254,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     })
   }
   registerProtectedResourceMetadata(app, protectedRoutes)
+  registerOAuthCallback(app, credentials, logger)
 
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {

@@ -22,6 +22,7 @@ import { toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
 import { describeFailure } from './failure.ts'
+import { ConsentRequiredError, CredentialError } from './credentials/provider.ts'
 import { callUpstreamTask, proxiedExecution, runAsGatewayTask, upstreamTaskSupport } from './upstream-tasks.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
 import { cancellationOf, type ProxyRoute, type Target } from './proxy-route.ts'
@@ -229,6 +230,10 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
     // The gateway's own refusal on the way (a bound such as max_input_rounds) is the client's error as
     // it stands: the upstream answered, so calling it unavailable would be wrong.
     if (error instanceof McpError) throw error
+    // A consent the client could not be asked for: the URL elicitation travels in the -32042 error.
+    if (error instanceof ConsentRequiredError) throw proxy.asClientError(target.upstream, error)
+    // The gateway's credential for the upstream failed: a result the model can read, naming the upstream.
+    if (error instanceof CredentialError) return { content: [{ type: 'text', text: error.message }], isError: true }
     if (error instanceof RpcError || cancellationOf(ctx).aborted) throw proxy.asClientError(target.upstream, error)
     return unavailableResult(target.upstream, describeFailure(error))
   }

@@ -35,7 +35,8 @@ import { StatelessUpstream } from './stateless-upstream.ts'
 import { UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 import { CredentialContext } from './credentials/context.ts'
 import { createProvider } from './credentials/create-provider.ts'
-import { CredentialError, type CredentialProvider } from './credentials/provider.ts'
+import { ConsentRequiredError, CredentialError, type CredentialProvider } from './credentials/provider.ts'
+import { askConsent } from './consent-step.ts'
 import { isRejected } from './credentials/rejection.ts'
 import { EdgeError } from '../wire/errors.ts'
 
@@ -89,6 +90,8 @@ export class ProxyRoute implements LinkHost {
   readonly #links = new Map<string, UpstreamLink>()
   /** Each upstream's credential provider. */
   readonly #credentials = new Map<string, CredentialProvider>()
+  /** The upstreams whose calls may need the caller's consent (per-user OAuth). */
+  readonly #consents = new Set<string>()
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
@@ -110,6 +113,7 @@ export class ProxyRoute implements LinkHost {
     for (const upstream of this.route.upstreams) {
       try {
         this.#credentials.set(upstream.name, createProvider(upstream, credentials))
+        if (upstream.auth?.oauth !== undefined) this.#consents.add(upstream.name)
       } catch (error) {
         for (const provider of this.#credentials.values()) provider.close()
         throw error
@@ -187,7 +191,18 @@ export class ProxyRoute implements LinkHost {
    * session of its principal. Rejects with the upstream's RpcError, or with the failure that made it
    * unavailable (health is told).
    */
-  async forward(record: SessionRecord, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, extra: ForwardExtra = {}): Promise<JsonObject> {
+  forward(record: SessionRecord, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, extra: ForwardExtra = {}): Promise<JsonObject> {
+    const sent = this.#forwardOnce(record, name, method, params, ctx, extra)
+    // Per-user OAuth: a caller without a token consents through the protocol (consent-step.ts), then the call goes on.
+    if (ctx === undefined || !this.#consents.has(name)) return sent
+    return sent.catch(async (error: unknown) => {
+      if (!(error instanceof ConsentRequiredError)) throw error
+      await askConsent(error, this.#credentials.get(name)!, record, ctx)
+      return this.#forwardOnce(record, name, method, params, ctx, extra)
+    })
+  }
+
+  async #forwardOnce(record: SessionRecord, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, extra: ForwardExtra): Promise<JsonObject> {
     const upstream = this.upstreams.get(name)!
     const timeoutMs = extra.timeoutMs ?? this.timeoutMs(upstream)
     const health = this.health.get(name)!
@@ -204,6 +219,12 @@ export class ProxyRoute implements LinkHost {
         // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
         result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
       } else if (parkable(record, method, ctx)) {
+        // A per-user credential is had before the call is parked: a consent is this round's answer, not the parked call's.
+        const provider = this.#credentials.get(name)!
+        if (provider.perPrincipal) {
+          const headers = provider.headers(who)
+          if (headers instanceof Promise) await headers
+        }
         const link = this.link(record, upstream)
         if (who !== undefined) link.who = who
         result = await this.crossEra.call(link, upstream, record, method, params, ctx, timeoutMs, record.upstreams?.[name])

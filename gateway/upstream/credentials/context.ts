@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino'
 import type { StoreConfig, TokenEncryptionConfig, UpstreamIdentityConfig } from '../../config/types.ts'
+import type { SessionStore } from '../../store/store.ts'
 import { EdgeError } from '../../wire/errors.ts'
 import { createCredentialCache, MemoryCredentialCache, type CredentialCache } from './credential-cache.ts'
 import { loadSealingKeys, SealedCache } from './sealed-cache.ts'
@@ -25,9 +26,13 @@ export class CredentialContext {
   readonly extensions = new Map<string, unknown>()
   readonly #closers: Array<() => unknown> = []
 
-  constructor(logger: Logger, settings: CredentialSettings = {}) {
+  /** The gateway's session store, whose versioned table per-user OAuth keeps its tokens and pending consents in. */
+  readonly sessionStore: SessionStore | undefined
+
+  constructor(logger: Logger, settings: CredentialSettings = {}, sessionStore?: SessionStore) {
     this.logger = logger
     this.settings = settings
+    this.sessionStore = sessionStore
   }
 
   /**

@@ -6,6 +6,7 @@ import type { UpstreamConfig } from '../../config/types.ts'
 import { EdgeError } from '../../wire/errors.ts'
 import type { CredentialContext } from './context.ts'
 import { FixedHeaders, type CredentialProvider } from './provider.ts'
+import { OAuthCredentials } from './oauth/oauth-provider.ts'
 
 /** A maker of one kind's provider. */
 export type ProviderMaker = (upstream: UpstreamConfig, context: CredentialContext) => CredentialProvider
@@ -13,6 +14,7 @@ export type ProviderMaker = (upstream: UpstreamConfig, context: CredentialContex
 /** One row per `auth:` kind. */
 const makers: Readonly<Record<string, ProviderMaker>> = {
   headers: (upstream) => new FixedHeaders({ ...upstream.headers, ...upstream.auth!.headers }),
+  oauth: (upstream, context) => OAuthCredentials.make(upstream, context),
 }
 
 /** The provider for `upstream`; throws MCP_EDGE_CONFIG_INVALID for a kind this gateway lacks or a bad setting. */

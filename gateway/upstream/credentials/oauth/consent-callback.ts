@@ -8,9 +8,10 @@
  * The page says what happened in words; it never echoes the code, the state, or the server's text.
  */
 import type { Logger } from 'pino'
-import { ConsentRequiredError, CredentialFailedError } from './consent-errors.ts'
+import { CredentialError } from '../provider.ts'
 import type { OAuthStore } from './oauth-store.ts'
 import type { OAuthUpstream } from './oauth-upstream.ts'
+
 
 export interface CallbackAnswer {
   readonly status: number
@@ -18,8 +19,8 @@ export interface CallbackAnswer {
   readonly text: string
 }
 
-/** Finds the OAuth upstream a pending consent belongs to (undefined when the route or upstream is gone). */
-export type FindOAuthUpstream = (route: string, upstream: string) => OAuthUpstream | undefined
+/** Finds the OAuth upstream a pending consent belongs to by its store id (undefined when it is no longer configured). */
+export type FindOAuthUpstream = (upstreamId: string) => OAuthUpstream | undefined
 
 const LIMIT = 2048
 
@@ -36,11 +37,11 @@ export async function finishConsent(query: Record<string, unknown>, store: OAuth
     logger.warn('OAuth callback refused: unknown, expired or already used state')
     return { status: 400, title: 'Sign-in link not valid', text: 'This sign-in link is unknown, expired, or was already used. Start again from your client.' }
   }
-  const upstream = find(pending.route, pending.upstream)
+  const upstream = find(pending.upstreamId)
   if (upstream === undefined) return { status: 404, title: 'Sign-in not possible', text: 'The server this sign-in was for is no longer configured.' }
   const denied = single(query.error)
   if (denied !== undefined) {
-    logger.info({ route: pending.route, upstream: pending.upstream }, 'OAuth consent was not given')
+    logger.info({ upstream: pending.upstream }, 'OAuth consent was not given')
     return { status: 400, title: 'Sign-in not completed', text: `The authorization server did not grant access to "${pending.upstream}". You can close this window.` }
   }
   const code = single(query.code)
@@ -48,11 +49,11 @@ export async function finishConsent(query: Record<string, unknown>, store: OAuth
   try {
     await upstream.complete(pending, code)
   } catch (error) {
-    const reason = error instanceof CredentialFailedError || error instanceof ConsentRequiredError ? error.message : 'unexpected failure'
-    logger.warn({ route: pending.route, upstream: pending.upstream, reason }, 'OAuth code exchange failed')
+    const reason = error instanceof CredentialError ? error.message : 'unexpected failure'
+    logger.warn({ upstream: pending.upstream, reason }, 'OAuth code exchange failed')
     return { status: 502, title: 'Sign-in failed', text: `${reason}. Start again from your client.` }
   }
-  logger.info({ route: pending.route, upstream: pending.upstream }, 'OAuth consent completed')
+  logger.info({ upstream: pending.upstream }, 'OAuth consent completed')
   return { status: 200, title: 'Signed in', text: `Access to "${pending.upstream}" is granted. You can close this window and return to your client.` }
 }
 

@@ -1,6 +1,6 @@
 /**
  * What per-user OAuth keeps in the store's versioned table (the task table: compare-and-set, TTL,
- * an owner index that counts), every value sealed by the TokenCipher with its own key as context:
+ * an owner index that counts), every value sealed (Sealer) with its own key as additional data:
  *
  *   oauth:t:<upstream>:<principal>   the principal's tokens for that upstream (access, refresh, expiry)
  *   oauth:c:<upstream>:<issuer>      the client registered at that issuer (DCR), shared by every host
@@ -14,7 +14,10 @@
  */
 import { createHash } from 'node:crypto'
 import type { TaskTable } from '../../../store/task-table.ts'
-import type { TokenCipher } from './token-cipher.ts'
+import type { SealedCache } from '../sealed-cache.ts'
+
+/** Seals and opens values bound to their store key (AES-256-GCM with `token_encryption.keys`, as the credential cache). */
+export type Sealer = Pick<SealedCache, 'seal' | 'open'>
 
 /** The tokens one principal holds for one upstream. */
 export interface StoredTokens {
@@ -36,7 +39,8 @@ export interface StoredClient {
 /** A consent the gateway is waiting for: whose, for which upstream, and the PKCE verifier. */
 export interface PendingConsent {
   readonly principal: string
-  readonly route: string
+  /** The upstream's store id (its name and URL hashed) and its name. */
+  readonly upstreamId: string
   readonly upstream: string
   readonly verifier: string
   readonly redirectUri: string
@@ -56,9 +60,9 @@ export const hashOf = (text: string): string => createHash('sha256').update(text
 
 export class OAuthStore {
   readonly #table: TaskTable
-  readonly #cipher: TokenCipher
+  readonly #cipher: Sealer
 
-  constructor(table: TaskTable, cipher: TokenCipher) {
+  constructor(table: TaskTable, cipher: Sealer) {
     this.#table = table
     this.#cipher = cipher
   }
@@ -74,7 +78,7 @@ export class OAuthStore {
     const key = OAuthStore.tokenKey(upstreamId, principal)
     const entry = await this.#table.read(key)
     if (entry === undefined || entry.data === TOMBSTONE) return undefined
-    const plain = this.#cipher.open(entry.data, key)
+    const plain = this.#cipher.open(key, entry.data)
     // Sealed with a key no longer configured, or tampered with: as good as none (consent again).
     if (plain === undefined) return undefined
     return { tokens: JSON.parse(plain) as StoredTokens, version: entry.version }
@@ -83,7 +87,7 @@ export class OAuthStore {
   /** Keeps `tokens` for `ttlMs`, replacing whatever is there (a new consent wins over anything older). */
   async saveTokens(upstreamId: string, principal: string, tokens: StoredTokens, ttlMs: number): Promise<void> {
     const key = OAuthStore.tokenKey(upstreamId, principal)
-    const sealed = this.#cipher.seal(JSON.stringify(tokens), key)
+    const sealed = this.#cipher.seal(key, JSON.stringify(tokens))
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.#table.read(key)
       if ((await this.#table.write(key, sealed, current?.version ?? 0, ttlMs)) > 0) return
@@ -94,7 +98,7 @@ export class OAuthStore {
   /** Replaces the tokens only if nobody changed them since `version` (a refresh); false when someone did. */
   async replaceTokens(upstreamId: string, principal: string, version: number, tokens: StoredTokens, ttlMs: number): Promise<boolean> {
     const key = OAuthStore.tokenKey(upstreamId, principal)
-    return (await this.#table.write(key, this.#cipher.seal(JSON.stringify(tokens), key), version, ttlMs)) > 0
+    return (await this.#table.write(key, this.#cipher.seal(key, JSON.stringify(tokens)), version, ttlMs)) > 0
   }
 
   /** Forgets the tokens (revoked, or refused by the upstream); only those of `version` when given. */
@@ -127,14 +131,14 @@ export class OAuthStore {
   async client(upstreamId: string, issuer: string): Promise<StoredClient | undefined> {
     const key = `oauth:c:${upstreamId}:${hashOf(issuer)}`
     const entry = await this.#table.read(key)
-    const plain = entry === undefined ? undefined : this.#cipher.open(entry.data, key)
+    const plain = entry === undefined ? undefined : this.#cipher.open(key, entry.data)
     return plain === undefined ? undefined : JSON.parse(plain) as StoredClient
   }
 
   /** Keeps the first registration written: resolves to the one every host uses from now on. */
   async keepClient(upstreamId: string, issuer: string, client: StoredClient, ttlMs: number): Promise<StoredClient> {
     const key = `oauth:c:${upstreamId}:${hashOf(issuer)}`
-    if ((await this.#table.write(key, this.#cipher.seal(JSON.stringify(client), key), 0, ttlMs)) > 0) return client
+    if ((await this.#table.write(key, this.#cipher.seal(key, JSON.stringify(client)), 0, ttlMs)) > 0) return client
     return (await this.client(upstreamId, issuer)) ?? client
   }
 
@@ -156,7 +160,7 @@ export class OAuthStore {
   async addPending(state: string, pending: PendingConsent): Promise<void> {
     const key = `oauth:s:${hashOf(state)}`
     const ttlMs = Math.max(1, pending.expiresAt - Date.now())
-    const sealed = this.#cipher.seal(JSON.stringify(pending), key)
+    const sealed = this.#cipher.seal(key, JSON.stringify(pending))
     if ((await this.#table.write(key, sealed, 0, ttlMs, `oauth:p:${hashOf(pending.principal)}`)) === 0) throw new Error('consent state collision')
     await this.#table.write(`oauth:a:${hashOf(state)}`, '1', 0, ttlMs, ALL_PENDING)
   }
@@ -169,7 +173,7 @@ export class OAuthStore {
     const key = `oauth:s:${hashOf(state)}`
     const entry = await this.#table.read(key)
     if (entry === undefined || entry.data === TOMBSTONE) return undefined
-    const plain = this.#cipher.open(entry.data, key)
+    const plain = this.#cipher.open(key, entry.data)
     if (plain === undefined) return undefined
     const pending = JSON.parse(plain) as PendingConsent
     // The compare-and-set is the single use: of two requests with one state, one write wins.

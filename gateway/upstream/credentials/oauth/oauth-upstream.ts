@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { AuthServerError } from './auth-server-http.ts'
-import { ConsentRequiredError, CredentialFailedError } from './consent-errors.ts'
+import { ConsentRequiredError, CredentialError } from '../provider.ts'
 import { discover, DISCOVERY_TTL_MS, parseBearerChallenge, type Discovered } from './discovery.ts'
 import type { OAuthConfig } from '../../../config/types.ts'
 import { hashOf, OAuthStore, type PendingConsent, type StoredClient, type StoredTokens } from './oauth-store.ts'
@@ -32,15 +32,11 @@ const CLIENT_TTL_MS = 90 * 24 * 3600 * 1000
 /** How often a call waiting for a consent or another worker's refresh looks at the store. */
 const WAIT_STEP_MS = 250
 
-/** What a rejected token leads to: send again with the refreshed token. */
-export type Rejection = 'retry'
-
 export class OAuthUpstream {
   /** The upstream's name in its route. */
   readonly name: string
-  readonly route: string
   readonly url: string
-  /** The store's id of this upstream (route, name and URL hashed). */
+  /** The store's id of this upstream (name and URL hashed: two routes naming the same server share its tokens). */
   readonly id: string
   readonly config: OAuthConfig
   readonly #store: OAuthStore
@@ -50,12 +46,11 @@ export class OAuthUpstream {
   #registering: Promise<StoredClient> | undefined
   readonly #refreshing = new Map<string, Promise<StoredTokens | undefined>>()
 
-  constructor(route: string, name: string, url: string, config: OAuthConfig, store: OAuthStore, logger: Logger) {
-    this.route = route
+  constructor(name: string, url: string, config: OAuthConfig, store: OAuthStore, logger: Logger) {
     this.name = name
     this.url = url
     this.config = config
-    this.id = hashOf(`${route}\0${name}\0${url}`)
+    this.id = hashOf(`${name}\0${url}`)
     this.#store = store
     this.#logger = logger
   }
@@ -69,8 +64,9 @@ export class OAuthUpstream {
     const who = this.#principal(principal)
     const held = await this.#store.tokens(this.id, who)
     if (held === undefined) {
-      // Without metadata yet, the request goes without a token: the upstream's 401 says where to ask.
-      if (this.#fresh() === undefined) return {}
+      // Metadata from the well-known URLs; when they say nothing, the request goes without a token
+      // and the upstream's 401 (its WWW-Authenticate) says where to ask.
+      if (this.#fresh() === undefined && !(await this.#metadata(undefined, undefined).then(() => true, () => false))) return {}
       throw await this.consent(who, undefined)
     }
     let tokens: StoredTokens | undefined = held.tokens
@@ -85,7 +81,7 @@ export class OAuthUpstream {
    * The upstream refused `principal`'s request (401, or 403 insufficient_scope) with `wwwAuthenticate`:
    * resolves 'retry' when a refreshed token may pass, else throws ConsentRequiredError.
    */
-  async rejected(principal: string | undefined, wwwAuthenticate: string | undefined): Promise<Rejection> {
+  async rejected(principal: string | undefined, wwwAuthenticate: string | undefined): Promise<'retry'> {
     const who = this.#principal(principal)
     const challenge = parseBearerChallenge(wwwAuthenticate)
     await this.#metadata(challenge?.resourceMetadata, challenge)
@@ -104,16 +100,16 @@ export class OAuthUpstream {
     const discovered = await this.#metadata(undefined, undefined)
     const counts = await this.#guard(() => this.#store.pendingCounts(principal))
     if (counts.principal >= this.config.pending_per_principal) {
-      throw new CredentialFailedError(this.name, `too many sign-ins pending for this caller (at most ${this.config.pending_per_principal}); finish or wait for one`)
+      throw new CredentialError(this.name, 'too_many_pending', `too many sign-ins pending for this caller (at most ${this.config.pending_per_principal}); finish one or wait until they expire`)
     }
-    if (counts.total >= this.config.pending_total) throw new CredentialFailedError(this.name, 'too many sign-ins pending in the gateway; try again later')
+    if (counts.total >= this.config.pending_total) throw new CredentialError(this.name, 'too_many_pending', 'too many sign-ins pending in the gateway; try again later')
     const client = await this.#client(discovered)
     const state = randomBytes(32).toString('base64url')
     const { verifier, challenge } = pkcePair()
     const scope = this.config.scope ?? challengeScope ?? discovered.scopesSupported?.join(' ')
     const pending: { -readonly [K in keyof PendingConsent]: PendingConsent[K] } = {
       principal,
-      route: this.route,
+      upstreamId: this.id,
       upstream: this.name,
       verifier,
       redirectUri: this.config.redirect_uri,
@@ -131,7 +127,7 @@ export class OAuthUpstream {
   /** The callback's second half, on whichever worker it landed: the code for tokens, kept for the pending consent's principal. */
   async complete(pending: PendingConsent, code: string): Promise<void> {
     const discovered = await this.#metadata(pending.resourceMetadata, { resourceMetadata: pending.resourceMetadata })
-    if (discovered.server.issuer !== pending.issuer) throw new CredentialFailedError(this.name, 'the authorization server changed since the sign-in began')
+    if (discovered.server.issuer !== pending.issuer) throw new CredentialError(this.name, 'issuer_changed', 'the authorization server changed since the sign-in began')
     const client = await this.#client(discovered)
     const tokens = await this.#guard(() => exchangeCode(discovered.server, client, { code, verifier: pending.verifier, redirectUri: pending.redirectUri, resource: pending.resource }, this.#timeoutMs))
     await this.#store.saveTokens(this.id, pending.principal, tokens, this.#ttlOf(tokens))
@@ -166,7 +162,7 @@ export class OAuthUpstream {
   // ---- internals --------------------------------------------------------------------------------
 
   #principal(principal: string | undefined): string {
-    if (principal === undefined || principal === '') throw new CredentialFailedError(this.name, 'per-user OAuth needs an authenticated caller (the route has no access control)')
+    if (principal === undefined || principal === '') throw new CredentialError(this.name, 'no_principal', 'per-user OAuth needs an authenticated caller (the route has no access control)')
     return principal
   }
 
@@ -234,7 +230,7 @@ export class OAuthUpstream {
         if (now === undefined) return undefined
         if (now.version !== version) return now.tokens
       }
-      throw new CredentialFailedError(this.name, 'a token refresh on another worker did not finish in time')
+      throw new CredentialError(this.name, 'timeout', 'a token refresh on another worker did not finish in time')
     }
     try {
       const held = await this.#store.tokens(this.id, principal)
@@ -252,7 +248,7 @@ export class OAuthUpstream {
           this.#logger.info({ upstream: this.name, error: error.oauthError }, 'a refresh token was refused: the principal will be asked to consent again')
           return undefined
         }
-        throw new CredentialFailedError(this.name, (error as Error).message)
+        throw asCredentialError(this.name, error)
       }
       await this.#store.replaceTokens(this.id, principal, held.version, tokens, this.#ttlOf(tokens))
       return tokens
@@ -271,12 +267,18 @@ export class OAuthUpstream {
     try {
       return await work()
     } catch (error) {
-      if (error instanceof AuthServerError) throw new CredentialFailedError(this.name, error.message)
-      throw error
+      throw asCredentialError(this.name, error)
     }
   }
 }
 
 function safeReason(error: unknown): string {
-  return error instanceof AuthServerError || error instanceof CredentialFailedError ? error.message : 'unexpected failure'
+  return error instanceof AuthServerError || error instanceof CredentialError ? error.message : 'unexpected failure'
+}
+
+/** An authorization server's failure as this upstream's CredentialError (its `error` code, or the kind of failure); others as they are. */
+export function asCredentialError(upstream: string, error: unknown): unknown {
+  if (!(error instanceof AuthServerError)) return error
+  const reason = error.oauthError ?? (error.failure === 'garbage' ? 'invalid_response' : error.failure === 'refused' ? 'rejected' : error.failure)
+  return new CredentialError(upstream, reason, error.message)
 }
