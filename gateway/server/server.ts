@@ -21,6 +21,7 @@ import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
+import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { registerOAuthCallback } from './oauth-callback.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
@@ -257,6 +258,11 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   registerOAuthCallback(app, credentials, logger)
 
   app.get('/healthz', async () => ({ status: 'ok' }))
+  // The public keys of the gateway's identity assertions, for upstreams to verify them (README: identity assertions).
+  if (config.upstream_identity !== undefined) {
+    const signer = signerOf(credentials)
+    app.get(signer.jwksPath, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(await signer.jwks()))
+  }
   app.get('/readyz', async (_request, reply) => {
     const ready = await store.ready().catch(() => false)
     const body: Record<string, unknown> = { status: ready ? 'ready' : 'store unavailable' }

@@ -39,6 +39,7 @@ import { ConsentRequiredError, CredentialError, type CredentialProvider } from '
 import { askConsent } from './consent-step.ts'
 import { isRejected } from './credentials/rejection.ts'
 import { EdgeError } from '../wire/errors.ts'
+import type { Caller } from '../wire/caller.ts'
 
 /** The key of the probe links, which belong to no downstream session. */
 const PROBE = '\0probe'
@@ -71,6 +72,8 @@ export interface ForwardExtra {
   timeoutMs?: number
   /** `Mcp-Param-*` values, for a stateless upstream. */
   paramHeaders?: Record<string, string> | undefined
+  /** Whom the request is for when it has no request context (an aggregated list, a forwarded setLevel). */
+  who?: Caller | undefined
 }
 
 export class ProxyRoute implements LinkHost {
@@ -206,7 +209,7 @@ export class ProxyRoute implements LinkHost {
     const upstream = this.upstreams.get(name)!
     const timeoutMs = extra.timeoutMs ?? this.timeoutMs(upstream)
     const health = this.health.get(name)!
-    const who = ctx?.caller
+    const who = ctx?.caller ?? extra.who
     try {
       const stateless = this.#stateless.get(name)
       // Known after the first discover: a session's request waits for no promise here.
@@ -217,7 +220,7 @@ export class ProxyRoute implements LinkHost {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
       } else if (only && stateless !== undefined) {
         // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
-        result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
+        result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders, who)
       } else if (parkable(record, method, ctx)) {
         // A per-user credential is had before the call is parked: a consent is this round's answer, not the parked call's.
         const provider = this.#credentials.get(name)!
@@ -250,7 +253,7 @@ export class ProxyRoute implements LinkHost {
     const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
     const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
     const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
-    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller })
+    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller ?? extra.who })
     if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
     return result
   }

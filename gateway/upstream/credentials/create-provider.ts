@@ -5,7 +5,12 @@
 import type { UpstreamConfig } from '../../config/types.ts'
 import { EdgeError } from '../../wire/errors.ts'
 import type { CredentialContext } from './context.ts'
-import { FixedHeaders, type CredentialProvider } from './provider.ts'
+import type { CredentialProvider } from './provider.ts'
+import { FixedHeaders } from './provider.ts'
+import { ClientCredentials } from './client-credentials.ts'
+import { HeaderFiles } from './header-files.ts'
+import { IdentityAssertion } from './identity-assertion.ts'
+import { TokenExchange } from './token-exchange.ts'
 import { OAuthCredentials } from './oauth/oauth-provider.ts'
 
 /** A maker of one kind's provider. */
@@ -13,7 +18,10 @@ export type ProviderMaker = (upstream: UpstreamConfig, context: CredentialContex
 
 /** One row per `auth:` kind. */
 const makers: Readonly<Record<string, ProviderMaker>> = {
-  headers: (upstream) => new FixedHeaders({ ...upstream.headers, ...upstream.auth!.headers }),
+  headers: (upstream, context) => HeaderFiles.create(upstream, context),
+  client_credentials: (upstream, context) => new ClientCredentials(upstream, context),
+  token_exchange: (upstream, context) => new TokenExchange(upstream, context),
+  identity_assertion: (upstream, context) => new IdentityAssertion(upstream, context),
   oauth: (upstream, context) => OAuthCredentials.make(upstream, context),
 }
 
