@@ -27,6 +27,19 @@ t.setTimeout(240_000)
 const REDIRECT = 'http://127.0.0.1:1/oauth/callback'
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]!.text)
 
+/** Whatever `key` holds in Redis, as text (every data type the store uses). */
+async function rawValue(client: Redis, key: string): Promise<string> {
+  switch (await client.type(key)) {
+    case 'string': return (await client.get(key)) ?? ''
+    case 'hash': return JSON.stringify(await client.hgetall(key))
+    case 'zset': return JSON.stringify(await client.zrange(key, '0', '-1'))
+    case 'set': return JSON.stringify(await client.smembers(key))
+    case 'list': return JSON.stringify(await client.lrange(key, 0, -1))
+    case 'stream': return JSON.stringify(await client.xrange(key, '-', '+'))
+    default: return ''
+  }
+}
+
 interface Elicited { url: string; elicitationId?: string; message: string }
 
 /** An SDK client as `user`; `onUrl` plays the user's part of a URL elicitation (undefined: no URL elicitation declared). */
@@ -85,7 +98,7 @@ t.test('consent through a URL elicitation, the redirect on the other host, token
     asked.push(request)
     const landed = await browse(request, 'alice', b)
     t.equal(landed.status, 200, 'host B finished the code exchange')
-    t.match(landed.body, /Access to "docs" is granted/)
+    t.match(landed.body, /Access to &#34;docs&#34; is granted/)
     return 'accept'
   })
   t.equal(text(await alice.callTool({ name: 'whoami' })), 'you are alice', 'the call went on after the consent, as alice')
@@ -160,8 +173,7 @@ t.test('consent through a URL elicitation, the redirect on the other host, token
   const tokens = [...upstream.authorizations].map((header) => header.slice('Bearer '.length))
   t.ok(tokens.length >= 3, 'the upstream saw the tokens of alice and dave')
   for (const key of await client.keys('oauth:*')) {
-    const type = await client.type(key)
-    const raw = type === 'string' ? (await client.get(key))! : JSON.stringify(await client.zrange(key, "0", "-1"))
+    const raw = await rawValue(client, key)
     for (const token of tokens) t.notOk(raw.includes(token) || raw.includes(token.split('.')[1]!), `${key} holds no token`)
     if (key.includes('t:{oauth:t:') && !raw.endsWith('\n-')) t.match(raw, /^\d+\nv1\.k1\./, `${key} is sealed with key k1`)
   }
