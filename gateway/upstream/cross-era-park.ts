@@ -12,7 +12,7 @@
  * A call lives in this process only (its upstream connection does); a retry landing on another
  * process reaches it over the bus (cross-era-bus.ts).
  */
-import { ConsentRequiredError } from './credentials/provider.ts'
+import { ConsentRequiredError, CredentialError } from './credentials/provider.ts'
 import { randomUUID } from 'node:crypto'
 import { CancelledError, RpcError, TimeoutError } from '../client/errors.ts'
 import type { ParkOutcome } from '../store/bus-message.ts'
@@ -235,7 +235,8 @@ export class ParkedCall {
   #failure(error: unknown): ParkOutcome {
     if (error instanceof RpcError) return { kind: 'error', code: error.code, message: error.message, data: error.data }
     // A consent needed midway (the upstream refused a token): its URL elicitation becomes the next round.
-    if (error instanceof ConsentRequiredError) return { kind: 'error', code: error.rpcCode, message: error.message, data: error.data }
+    // The gateway's credential failed midway (a refresh refused, the authorization server down): the client's error, naming the upstream.
+    if (error instanceof ConsentRequiredError || error instanceof CredentialError) return { kind: 'error', code: error.rpcCode, message: error.message, data: error.data }
     const message = error instanceof CancelledError && this.#controller.signal.aborted ? String(this.#controller.signal.reason) : (error as Error).message
     return error instanceof TimeoutError ? { kind: 'failure', message, timeout: true, timeoutMs: error.timeoutMs } : { kind: 'failure', message, timeout: false }
   }

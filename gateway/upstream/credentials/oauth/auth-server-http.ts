@@ -8,7 +8,8 @@
 /** Largest metadata or token response read, in bytes. */
 export const MAX_AUTH_RESPONSE_BYTES = 256 * 1024
 
-export type AuthServerFailure = 'unreachable' | 'timeout' | 'garbage' | 'refused'
+/** `missing`: the upstream's protected resource metadata could not be read (its 401 may say where it is). */
+export type AuthServerFailure = 'unreachable' | 'timeout' | 'garbage' | 'refused' | 'missing'
 
 export class AuthServerError extends Error {
   readonly failure: AuthServerFailure

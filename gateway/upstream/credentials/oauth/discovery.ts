@@ -100,7 +100,13 @@ export async function discover(upstreamUrl: string, challenge: BearerChallenge |
   const prmUrls = challenge?.resourceMetadata !== undefined
     ? [checkedUrl(challenge.resourceMetadata, 'the resource_metadata URL')]
     : wellKnown(upstream, 'oauth-protected-resource')
-  const { url: prmUrl, body: prm } = await firstJson('protected resource metadata', prmUrls, timeoutMs)
+  let read: { url: string; body: Record<string, unknown> }
+  try {
+    read = await firstJson('protected resource metadata', prmUrls, timeoutMs)
+  } catch (error) {
+    throw new AuthServerError('missing', error instanceof AuthServerError ? error.message : 'protected resource metadata: not found')
+  }
+  const { url: prmUrl, body: prm } = read
   const servers = prm.authorization_servers
   if (!Array.isArray(servers) || typeof servers[0] !== 'string') throw new AuthServerError('garbage', 'protected resource metadata: no authorization_servers')
   const issuer = checkedUrl(servers[0], 'the authorization server')

@@ -66,7 +66,7 @@ export class OAuthUpstream {
     if (held === undefined) {
       // Metadata from the well-known URLs; when they say nothing, the request goes without a token
       // and the upstream's 401 (its WWW-Authenticate) says where to ask.
-      if (this.#fresh() === undefined && !(await this.#metadata(undefined, undefined).then(() => true, () => false))) return {}
+      if (this.#fresh() === undefined && !(await this.#metadataOrNone())) return {}
       throw await this.consent(who, undefined)
     }
     let tokens: StoredTokens | undefined = held.tokens
@@ -169,6 +169,17 @@ export class OAuthUpstream {
   #fresh(): Discovered | undefined {
     const known = this.#discovered
     return known !== undefined && Date.now() - known.at < DISCOVERY_TTL_MS ? known : undefined
+  }
+
+  /** True once the metadata is known; false when the upstream publishes none at its well-known URLs (an authorization server failure throws). */
+  async #metadataOrNone(): Promise<boolean> {
+    try {
+      await this.#metadata(undefined, undefined)
+      return true
+    } catch (error) {
+      if (error instanceof CredentialError && error.reason === 'no_resource_metadata') return false
+      throw error
+    }
   }
 
   /** The upstream's metadata: cached, or discovered once for every caller waiting on this worker. */
@@ -279,6 +290,6 @@ function safeReason(error: unknown): string {
 /** An authorization server's failure as this upstream's CredentialError (its `error` code, or the kind of failure); others as they are. */
 export function asCredentialError(upstream: string, error: unknown): unknown {
   if (!(error instanceof AuthServerError)) return error
-  const reason = error.oauthError ?? (error.failure === 'garbage' ? 'invalid_response' : error.failure === 'refused' ? 'rejected' : error.failure)
+  const reason = error.oauthError ?? (error.failure === 'garbage' ? 'invalid_response' : error.failure === 'refused' ? 'rejected' : error.failure === 'missing' ? 'no_resource_metadata' : error.failure)
   return new CredentialError(upstream, reason, error.message)
 }
