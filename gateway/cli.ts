@@ -8,6 +8,7 @@
  *          logs go to stderr.
  *   init   scaffolds a project in DIR (default: the working directory); see init/scaffold.ts.
  *   reload asks the gateway serving that config to reload (SIGHUP) and prints the outcome.
+ *   oauth-revoke ends one principal's per-user OAuth grant to one upstream (revoke-command.ts).
  */
 import cluster from 'node:cluster'
 import path from 'node:path'
@@ -20,6 +21,7 @@ import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './
 import { applyListenEnv } from './config/listen-env.ts'
 import type { GatewayConfig } from './config/types.ts'
 import { scaffold } from './init/scaffold.ts'
+import { revokeGrant } from './upstream/credentials/oauth/revoke-command.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { buildEndpoint } from './server/route-endpoint.ts'
 import { requestReload } from './server/reload.ts'
@@ -41,6 +43,9 @@ commands:
           tsconfig.json, package.json scripts, Dockerfile; existing files are kept
   stdio   serve one route over stdin/stdout as newline-delimited JSON (--route LOCATION, optional
           when the config has one route); logs go to stderr; exits when stdin ends
+  oauth-revoke --principal P --upstream NAME [--route LOCATION]
+          end a principal's per-user OAuth grant to an upstream (auth.oauth): revoked at the
+          authorization server when it can, forgotten by the store; exit 0, or 2 when none was held
 `
 
 const EXIT_OK = 0
@@ -51,7 +56,7 @@ const EXIT_INVALID = 2
 export async function main(argv: string[]): Promise<number> {
   let parsed
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, route: { type: 'string', short: 'r' }, watch: { type: 'boolean', short: 'w' }, help: { type: 'boolean', short: 'h' } } })
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, route: { type: 'string', short: 'r' }, principal: { type: 'string' }, upstream: { type: 'string' }, watch: { type: 'boolean', short: 'w' }, help: { type: 'boolean', short: 'h' } } })
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n${USAGE}`)
     return EXIT_USAGE
@@ -76,9 +81,32 @@ export async function main(argv: string[]): Promise<number> {
       return reload(file)
     case 'stdio':
       return stdio(file, parsed.values.route)
+    case 'oauth-revoke':
+      return oauthRevoke(file, parsed.values.principal, parsed.values.upstream, parsed.values.route)
     default:
       process.stderr.write(`unknown command: ${command}\n${USAGE}`)
       return EXIT_USAGE
+  }
+}
+
+async function oauthRevoke(file: string, principal: string | undefined, upstream: string | undefined, route: string | undefined): Promise<number> {
+  if (principal === undefined || upstream === undefined) {
+    process.stderr.write(`oauth-revoke needs --principal and --upstream\n${USAGE}`)
+    return EXIT_USAGE
+  }
+  const config = await readConfig(file)
+  if (config === undefined) return EXIT_INVALID
+  try {
+    const revoked = await revokeGrant(config, route === undefined ? { principal, upstream } : { principal, upstream, route }, pino({ level: 'warn' }, pino.destination(2)))
+    if (revoked === undefined) {
+      process.stderr.write(`no upstream named ${upstream} with auth.oauth${route === undefined ? '' : ` in route ${route}`}\n`)
+      return EXIT_INVALID
+    }
+    process.stdout.write(revoked > 0 ? `revoked: ${principal} at ${upstream}\n` : `nothing to revoke: ${principal} holds no token for ${upstream}\n`)
+    return revoked > 0 ? EXIT_OK : EXIT_INVALID
+  } catch (error) {
+    process.stderr.write(`oauth-revoke failed: ${(error as Error).message}\n`)
+    return EXIT_INVALID
   }
 }
 

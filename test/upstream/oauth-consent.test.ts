@@ -12,6 +12,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
@@ -22,6 +25,8 @@ import { startRedis } from '../store/redis-server.ts'
 import { consentAsBrowser, startAuthorizationServer, startProtectedUpstream, type ProtectedUpstream } from './fixtures/oauth-parties.ts'
 
 t.setTimeout(240_000)
+
+const BIN = fileURLToPath(new URL('../../gateway/bin.mjs', import.meta.url))
 
 /** The public redirect URI: a load balancer's address in production; here the browser stops at it and the test sends the request to the host it picks. */
 const REDIRECT = 'http://127.0.0.1:1/oauth/callback'
@@ -190,4 +195,20 @@ t.test('consent through a URL elicitation, the redirect on the other host, token
   for (const key of Object.values(keys)) t.notOk(logs.includes(key), 'no caller API key in the logs')
   // The caller's own credential never reached the upstream.
   for (const key of Object.values(keys)) t.notOk([...upstream.authorizations].some((header) => header.includes(key)), 'no caller key upstream')
+
+  // The operator revokes alice's grant: every host stops using it (within the local copy's 15 s), and her next call asks again.
+  const configFile = path.join(folder, 'gateway.yaml')
+  writeFileSync(configFile, JSON.stringify(config))
+  const cli = (...args: string[]) => promisify(execFile)(process.execPath, [BIN, 'oauth-revoke', '--config', configFile, ...args]).then(
+    ({ stdout }) => ({ code: 0, stdout }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout + error.stderr }),
+  )
+  const revoked = await cli('--principal', 'alice', '--upstream', 'docs')
+  t.equal(revoked.code, 0, 'oauth-revoke exits 0')
+  t.match(revoked.stdout, /revoked: alice at docs/)
+  t.equal((await cli('--principal', 'alice', '--upstream', 'docs')).code, 2, 'a second revoke finds nothing: exit 2')
+  t.equal((await cli('--principal', 'alice', '--upstream', 'nope')).code, 2, 'an unknown upstream: exit 2')
+  await sleep(15_500)
+  t.equal(text(await alice.callTool({ name: 'whoami' })), 'you are alice', 'alice signed in again')
+  t.equal(asked.length, 2, 'after the revocation, alice was asked to consent again')
 })
