@@ -11,7 +11,7 @@
  * On the request path a call costs one CallRecord and counter arithmetic after the answer left; the
  * event object (with its session hash) is made only when someone reads it: an error for the ring, or
  * a subscriber. Label values are bounded: a component is named only when the route knows it (its
- * registry, or an upstream's list) and while the route has fewer than MAX_COMPONENTS_PER_ROUTE names;
+ * registry, an upstream's list, or an upstream that served the call) and while the route has fewer than MAX_COMPONENTS_PER_ROUTE names;
  * otherwise it is OTHER_COMPONENT. Methods outside the MCP set are `other`.
  */
 import { createHash } from 'node:crypto'
@@ -121,10 +121,14 @@ export class RouteCalls {
     this.location = location
   }
 
-  /** The label of `name` for `method`: the route's own name for it, else `_other` (unknown or over the cap). */
-  label(method: string, name: string | undefined): string {
+  /**
+   * The label of `name` for `method`: the route's own name for it (or, `served`, the name an upstream
+   * answered to), else `_other` (unknown, or over the cap).
+   */
+  label(method: string, name: string | undefined, served = false): string {
     if (name === undefined) return NO_COMPONENT
-    const known = this.source?.knows(method, name)
+    // An upstream that served the name knows it, even before a list taught it to this route.
+    const known = this.source?.knows(method, name) ?? (served ? name : undefined)
     if (known === undefined) return OTHER_COMPONENT
     if (!this.#components.has(known)) {
       if (this.#components.size >= MAX_COMPONENTS_PER_ROUTE) return OTHER_COMPONENT
@@ -136,7 +140,8 @@ export class RouteCalls {
   /** Counts one finished call; makes its event only when an error ring or a subscriber reads it. */
   finish(method: string, name: string | undefined, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: { upstream?: string; principal?: string; session: string }): void {
     const methodLabel = KNOWN_METHODS.has(method) ? method : OTHER_METHOD
-    const component = this.label(methodLabel, name)
+    const served = who.upstream !== undefined && (error === undefined || error === 'tool_error')
+    const component = this.label(methodLabel, name, served)
     const key = `${methodLabel}\0${component}`
     let tally = this.tallies.get(key)
     if (tally === undefined) this.tallies.set(key, (tally = newTally()))

@@ -83,6 +83,10 @@ export const EdgeCode = {
   /** No credential, or one that fails verification: sent with a Bearer challenge naming the route's metadata. */
   MCP_EDGE_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: this route needs an access token' },
   MCP_EDGE_FORBIDDEN_ORIGIN: { status: 403, rpc: ServerError, message: 'Forbidden: Origin or Host not allowed' },
+  /** The admin API without its credential (`admin.token`, or a JWT with `admin.jwt.scope`): sent with a Bearer challenge. */
+  MCP_EDGE_ADMIN_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: the admin API needs its bearer token or an admin JWT', headers: { 'www-authenticate': 'Bearer realm="mcp-edge-admin"' } },
+  /** A change through the admin API (POST /api/reload, the try-it panel) that the config does not allow (`admin.reload`, `admin.try_it`). */
+  MCP_EDGE_ADMIN_READ_ONLY: { status: 403, rpc: ServerError, message: 'Forbidden: the admin API is read-only here (admin.reload, admin.try_it)' },
   /** The caller lacks a scope the route or the component needs: sent with error="insufficient_scope" and the scope to ask for. */
   MCP_EDGE_INSUFFICIENT_SCOPE: { status: 403, rpc: ServerError, message: 'Forbidden: insufficient scope' },
   /** The route's access module refused (its own 4xx status replaces this one) or failed (the message names a reference). */
