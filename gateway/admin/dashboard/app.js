@@ -84,12 +84,24 @@ function renderOverview(overview) {
   $('#overview').textContent = `generation ${overview.generations.join(', ')} · config ${overview.digest} · ${workers} worker${workers === 1 ? '' : 's'} · ${overview.sessions} sessions · ${overview.calls} calls · ${overview.errors} errors · ${overview.upstreams.down} of ${overview.upstreams.total} upstreams down`
 }
 
+/** A proxy route's tools as a client lists them (its upstreams' and its own), by route: filled through /api/try. */
+const listedTools = new Map()
+let listedAt = 0
+
+async function listProxyTools(routes) {
+  listedAt = Date.now()
+  for (const route of routes.filter((route) => route.kind === 'proxy')) {
+    const answer = await api('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route: route.location, method: 'tools/list' }) }).catch(() => undefined)
+    if (answer?.ok) listedTools.set(route.location, answer.result.tools)
+  }
+}
+
 function renderRoutes(routes, sessions) {
   const body = $('#routes tbody')
   body.replaceChildren(...routes.map((route) => {
     const list = document.createElement('ul')
     list.className = 'tools'
-    for (const tool of route.tools) {
+    for (const tool of listedTools.get(route.location) ?? route.tools) {
       const item = document.createElement('li')
       item.dataset.tool = tool.name
       item.textContent = tool.name
@@ -311,6 +323,8 @@ async function poll() {
       routesShown = true
       setupTryIt(routes.routes, overview.tryIt)
     }
+    // Upstreams come and go: their tools are listed again every 30 s.
+    if (overview.tryIt && Date.now() - listedAt > 30_000) void listProxyTools(routes.routes).then(() => renderRoutes(routes.routes, sessions.sessions))
     document.body.dataset.polls = String(Number(document.body.dataset.polls ?? 0) + 1)
   } catch (error) {
     $('#overview').textContent = `The admin API did not answer: ${error.message}`
