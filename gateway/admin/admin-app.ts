@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { AdminConfig } from '../config/types.ts'
 import { replyError } from '../transport/reply-error.ts'
-import { EdgeError } from '../wire/errors.ts'
+import { EdgeCode, EdgeError } from '../wire/errors.ts'
 import { AdminAuth } from './admin-auth.ts'
 import type { GatewaySnapshot } from './snapshot.ts'
 import { tryIt, type TryRequest } from './try-it.ts'
@@ -63,8 +63,11 @@ export function buildAdminApp(config: AdminConfig, source: AdminSource): Fastify
     reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
   })
   app.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
-    const status = error.statusCode !== undefined && error.statusCode < 500 ? error.statusCode : 500
-    return reply.code(status).send({ error: status === 500 ? 'internal error' : error.message })
+    if (error instanceof EdgeError) return replyError(reply, error)
+    // Fastify's own refusals (a malformed body, one over ADMIN_BODY_LIMIT) keep their status; anything else is ours.
+    const status = error.statusCode ?? EdgeCode.MCP_EDGE_INTERNAL.status
+    if (status < EdgeCode.MCP_EDGE_INTERNAL.status) return replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', error.message, { status }))
+    return replyError(reply, new EdgeError('MCP_EDGE_INTERNAL'))
   })
 
   app.get('/api/overview', async () => {
@@ -100,29 +103,28 @@ export function buildAdminApp(config: AdminConfig, source: AdminSource): Fastify
   app.post('/api/reload', async (_request, reply) => {
     if (!config.reload) return replyError(reply, new EdgeError('MCP_EDGE_ADMIN_READ_ONLY', 'Forbidden: POST /api/reload needs admin.reload: true'))
     const outcome = await source.reload()
-    return reply.code(outcome.ok ? 200 : 409).send(outcome)
+    if (!outcome.ok) return replyError(reply, new EdgeError('MCP_EDGE_ADMIN_RELOAD_FAILED', undefined, { data: outcome }))
+    return outcome
   })
   app.post('/api/try', async (request, reply) => {
     if (!config.try_it) return replyError(reply, new EdgeError('MCP_EDGE_ADMIN_READ_ONLY', 'Forbidden: the try-it panel needs admin.try_it: true'))
     const body = request.body as Partial<TryRequest> | undefined
-    if (typeof body !== 'object' || body === null || typeof body.route !== 'string') return reply.code(400).send({ ok: false, error: 'the body is {route, method, name?, arguments?}' })
+    if (typeof body !== 'object' || body === null || typeof body.route !== 'string') return replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', 'Invalid Request: the body is {route, method, name?, arguments?}'))
     if (body.arguments !== undefined && (typeof body.arguments !== 'object' || body.arguments === null || Array.isArray(body.arguments))) {
-      return reply.code(400).send({ ok: false, error: 'arguments must be an object' })
+      return replyError(reply, new EdgeError('MCP_EDGE_INVALID_REQUEST', 'Invalid Request: arguments must be an object'))
     }
     const snapshot = await source.snapshot()
-    const answer = await tryIt(snapshot.url, snapshot.routes.map((route) => route.location), body as TryRequest)
-    return reply.code(answer.ok ? 200 : answer.status).send(answer)
+    return tryIt(snapshot.url, snapshot.routes.map((route) => route.location), body as TryRequest)
   })
 
   app.get('/', async (_request, reply) => reply.type(ASSET_TYPES['.html']!).send(await readFile(path.join(dashboardDir(), 'index.html'))))
   app.get('/assets/:name', async (request, reply) => {
     const name = (request.params as { name: string }).name
     const file = assetPath(name)
-    if (file === undefined) return reply.code(404).send({ error: 'no such asset' })
-    const body = await readFile(file).catch(() => undefined)
-    if (body === undefined) return reply.code(404).send({ error: 'no such asset' })
-    return reply.type(ASSET_TYPES[path.extname(file)] ?? 'application/octet-stream').send(body)
+    const body = file === undefined ? undefined : await readFile(file).catch(() => undefined)
+    if (body === undefined) return replyError(reply, new EdgeError('MCP_EDGE_ADMIN_NOT_FOUND'))
+    return reply.type(ASSET_TYPES[path.extname(file!)] ?? 'application/octet-stream').send(body)
   })
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found' }))
+  app.setNotFoundHandler((_request, reply) => replyError(reply, new EdgeError('MCP_EDGE_ADMIN_NOT_FOUND')))
   return app
 }

@@ -10,6 +10,7 @@ import cluster, { type Worker } from 'node:cluster'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { AdminConfig } from '../config/types.ts'
+import { EdgeError } from '../wire/errors.ts'
 import type { ReloadResult } from '../server/reload.ts'
 import type { Gateway } from '../server/server.ts'
 import { buildAdminApp, type AdminSource } from './admin-app.ts'
@@ -80,7 +81,7 @@ export function clusterAdminSource(reload: () => Promise<ReloadResult>): AdminSo
     async snapshot() {
       const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined && worker.isConnected())
       const parts = (await Promise.all(workers.map(askWorker))).filter((part): part is GatewaySnapshot => part !== undefined)
-      if (parts.length === 0) throw Object.assign(new Error('no worker answered'), { statusCode: 503 })
+      if (parts.length === 0) throw new EdgeError('MCP_EDGE_ADMIN_NO_WORKER')
       return mergeSnapshots(parts)
     },
     reload,

@@ -7,22 +7,23 @@
 import { McpClient } from '../client/client.ts'
 import { RpcError } from '../client/errors.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
+import { EdgeError } from '../wire/errors.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 
 export const TRY_IT_CONCURRENCY = 4
 export const TRY_IT_TIMEOUT_MS = 30_000
 
 export interface TryRequest { route: string; method: 'tools/list' | 'tools/call'; name?: string; arguments?: JsonObject }
-export type TryAnswer = { ok: true; result: JsonObject } | { ok: false; status: number; error: string }
+export interface TryAnswer { ok: true; result: JsonObject }
 
 let running = 0
 
-/** Calls `request` on the gateway at `baseUrl`; the answer says what the client saw. */
+/** Calls `request` on the gateway at `baseUrl`; rejects with the error table's refusal (the client's error in its message). */
 export async function tryIt(baseUrl: string, routes: readonly string[], request: TryRequest): Promise<TryAnswer> {
-  if (!routes.includes(request.route)) return { ok: false, status: 404, error: `no route ${request.route}` }
-  if (request.method !== 'tools/list' && request.method !== 'tools/call') return { ok: false, status: 400, error: 'method must be tools/list or tools/call' }
-  if (request.method === 'tools/call' && typeof request.name !== 'string') return { ok: false, status: 400, error: 'tools/call needs a name' }
-  if (running >= TRY_IT_CONCURRENCY) return { ok: false, status: 429, error: `${TRY_IT_CONCURRENCY} try-it calls are running; retry` }
+  if (!routes.includes(request.route)) throw new EdgeError('MCP_EDGE_ADMIN_NOT_FOUND', `Not Found: no route ${request.route}`)
+  if (request.method !== 'tools/list' && request.method !== 'tools/call') throw new EdgeError('MCP_EDGE_INVALID_REQUEST', 'Invalid Request: method must be tools/list or tools/call')
+  if (request.method === 'tools/call' && typeof request.name !== 'string') throw new EdgeError('MCP_EDGE_INVALID_REQUEST', 'Invalid Request: tools/call needs a name')
+  if (running >= TRY_IT_CONCURRENCY) throw new EdgeError('MCP_EDGE_TRY_IT_BUSY', `Too Many Requests: ${TRY_IT_CONCURRENCY} try-it calls are running; retry`)
   running++
   const client = new McpClient(new StreamableHttpTransport({ url: new URL(request.route, baseUrl), standaloneStream: false }), {
     clientInfo: { name: 'mcp-edge-dashboard', version: '1' },
@@ -35,8 +36,8 @@ export async function tryIt(baseUrl: string, routes: readonly string[], request:
       : await client.request('tools/call', { name: request.name!, arguments: request.arguments ?? {} })
     return { ok: true, result }
   } catch (error) {
-    if (error instanceof RpcError) return { ok: false, status: 502, error: `${error.code}: ${error.message}` }
-    return { ok: false, status: 502, error: error instanceof Error ? error.message : String(error) }
+    const said = error instanceof RpcError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error)
+    throw new EdgeError('MCP_EDGE_TRY_IT_FAILED', `The call through ${request.route} failed: ${said}`)
   } finally {
     running--
     await client.close().catch(() => undefined)

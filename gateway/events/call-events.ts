@@ -15,6 +15,7 @@
  * otherwise it is OTHER_COMPONENT. Methods outside the MCP set are `other`.
  */
 import { createHash } from 'node:crypto'
+import { RpcCode } from '../wire/errors.ts'
 import type { JsonRpcResponse } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 
@@ -95,11 +96,11 @@ function count(tally: Tally, seconds: number, error: ErrorKind | undefined): voi
 export function errorKindOf(message: JsonRpcResponse): ErrorKind | undefined {
   if ('error' in message) {
     switch (message.error.code) {
-      case -32602: return 'invalid_params'
-      case -32601: return 'method_not_found'
-      case -32002: return 'not_found'
-      case -32603: return 'internal'
-      case -32000: case -32001: return 'refused'
+      case RpcCode.InvalidParams: return 'invalid_params'
+      case RpcCode.MethodNotFound: return 'method_not_found'
+      case RpcCode.ResourceNotFound: return 'not_found'
+      case RpcCode.InternalError: return 'internal'
+      case RpcCode.ServerError: case RpcCode.SessionNotFound: return 'refused'
       default: return 'rpc_error'
     }
   }

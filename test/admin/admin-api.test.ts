@@ -142,6 +142,12 @@ t.test('on loopback without a credential: only loopback Host and Origin; read-on
   t.teardown(() => app2.close())
   t.equal((await app2.inject({ method: 'POST', url: '/api/try', headers: { host: '127.0.0.1' }, payload: { route: '/nowhere', method: 'tools/list' } })).statusCode, 404, 'try-it only on a configured route')
   t.equal((await app2.inject({ method: 'POST', url: '/api/try', headers: { host: '127.0.0.1' }, payload: { route: '/x', arguments: [1] } })).statusCode, 400)
+  t.equal((await app2.inject({ method: 'POST', url: '/api/try', headers: { host: '127.0.0.1', 'content-type': 'application/json' }, payload: '{"route": ' })).statusCode, 400, 'a malformed body')
+  const failing = buildAdminApp({ ...base, reload: true }, { ...source, reload: async () => ({ ok: false, problems: ['gateway.yaml:3: routes[0].handler: no such file'] }) })
+  t.teardown(() => failing.close())
+  const refused = await failing.inject({ method: 'POST', url: '/api/reload', headers: { host: '127.0.0.1' } })
+  t.equal(refused.statusCode, 409, 'a reload whose check fails')
+  t.match(refused.json(), { error: { message: /keeps serving/, data: { problems: ['gateway.yaml:3: routes[0].handler: no such file'] } } })
 })
 
 t.test('beyond loopback: the config asks for a credential; a token or an admin JWT opens it', async (t) => {

@@ -37,7 +37,7 @@ function rowOf(cells, attrs = {}) {
 async function api(path, init) {
   const response = await fetch(path, init)
   const body = await response.json().catch(() => ({}))
-  if (!response.ok && body.ok === undefined) throw new Error(body.error?.message ?? body.error ?? `HTTP ${response.status}`)
+  if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`)
   return body
 }
 
@@ -92,7 +92,7 @@ async function listProxyTools(routes) {
   listedAt = Date.now()
   for (const route of routes.filter((route) => route.kind === 'proxy')) {
     const answer = await api('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route: route.location, method: 'tools/list' }) }).catch(() => undefined)
-    if (answer?.ok) listedTools.set(route.location, answer.result.tools)
+    if (answer !== undefined) listedTools.set(route.location, answer.result.tools)
   }
 }
 
@@ -240,12 +240,14 @@ function renderForm() {
 
 async function loadTools() {
   const route = $('#try-route').value
-  const answer = await api('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route, method: 'tools/list' }) })
   const select = $('#try-tool')
-  if (!answer.ok) {
+  let answer
+  try {
+    answer = await api('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route, method: 'tools/list' }) })
+  } catch (error) {
     tools = new Map()
     select.replaceChildren()
-    $('#try-result').textContent = `tools/list failed: ${answer.error}`
+    $('#try-result').textContent = `tools/list failed: ${error.message}`
     renderForm()
     return
   }
@@ -278,9 +280,11 @@ async function callTool(event) {
     return
   }
   result.textContent = 'Calling…'
-  const answer = await api('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route: $('#try-route').value, method: 'tools/call', name: $('#try-tool').value, arguments: args }) })
-  if (!answer.ok) {
-    result.textContent = `Error: ${answer.error}`
+  let answer
+  try {
+    answer = await api('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route: $('#try-route').value, method: 'tools/call', name: $('#try-tool').value, arguments: args }) })
+  } catch (error) {
+    result.textContent = `Error: ${error.message}`
     return
   }
   const texts = (answer.result.content ?? []).filter((block) => block.type === 'text').map((block) => block.text)
