@@ -40,7 +40,7 @@ t.test('over 2 workers: every endpoint reports the whole gateway', async (t) => 
     workers: 2,
     admin: { listen: '127.0.0.1:0', reload: true },
     routes: [liveRoute, { location: '/proxied', upstreams: [{ name: 'up', url: `${upstream.url}/echo` }], server: { name: 'proxied', version: '1' } }],
-  }, 2)
+  }, 2, 60_000)
   const admin = String((await gateway.logged((line) => line.msg === 'admin API and dashboard listening')).url)
   const live = `${gateway.url}/live`
   const pids = new Set<number>()

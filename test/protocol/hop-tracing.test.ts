@@ -88,7 +88,7 @@ t.test('one trace: downstream client → gateway SERVER span → hop CLIENT span
   const gateway = await startGatewayProcess(t, {
     workers: 2,
     routes: [{ location: '/front', upstreams: [{ name: 'shop', url: `${upstream.url}/catalog` }], server: { name: 'front', version: '1.0.0' } }],
-  }, 2)
+  }, 2, 60_000)
 
   // The downstream client traces with the OpenTelemetry SDK and sends its span in params._meta.
   const provider = new TracerProvider({
