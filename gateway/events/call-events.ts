@@ -115,6 +115,12 @@ export class RouteCalls {
   readonly upstreams = new Map<string, Tally>()
   readonly #events: CallEvents
   #components = new Set<string>()
+  /**
+   * method → name → tally, for names that are their own label (tools, prompts, static resources): a
+   * repeated call costs two map lookups, no string built. Bounded like the labels (a name is cached
+   * only once it has its own label); a template's URIs are not cached (they would grow without bound).
+   */
+  readonly #fast = new Map<string, Map<string, Tally>>()
   source: ComponentSource | undefined
 
   constructor(events: CallEvents, location: string) {
@@ -141,11 +147,20 @@ export class RouteCalls {
   /** Counts one finished call; makes its event only when an error ring or a subscriber reads it. */
   finish(method: string, name: string | undefined, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: { upstream?: string; principal?: string; session: string }): void {
     const methodLabel = KNOWN_METHODS.has(method) ? method : OTHER_METHOD
-    const served = who.upstream !== undefined && (error === undefined || error === 'tool_error')
-    const component = this.label(methodLabel, name, served)
-    const key = `${methodLabel}\0${component}`
-    let tally = this.tallies.get(key)
-    if (tally === undefined) this.tallies.set(key, (tally = newTally()))
+    const fast = this.#fast.get(methodLabel)
+    let tally = fast?.get(name ?? NO_COMPONENT)
+    let component = name ?? NO_COMPONENT
+    if (tally === undefined) {
+      const served = who.upstream !== undefined && (error === undefined || error === 'tool_error')
+      component = this.label(methodLabel, name, served)
+      const key = `${methodLabel}\0${component}`
+      tally = this.tallies.get(key)
+      if (tally === undefined) this.tallies.set(key, (tally = newTally()))
+      if (component === (name ?? NO_COMPONENT) && component !== OTHER_COMPONENT) {
+        if (fast === undefined) this.#fast.set(methodLabel, new Map([[component, tally]]))
+        else fast.set(component, tally)
+      }
+    }
     count(tally, seconds, error)
     if (error === undefined && !this.#events.subscribed) return
     this.#events.emit({
