@@ -51,7 +51,17 @@ function assetPath(name: string): string | undefined {
   return /^[a-z-]+\.(js|css)$/.test(name) ? path.join(dashboardDir(), name) : undefined
 }
 
-export function buildAdminApp(config: AdminConfig, source: AdminSource): FastifyInstance {
+/** `source` whose concurrent snapshot requests share one (the dashboard asks six endpoints at once; under the cluster each is an IPC round). */
+function coalesced(source: AdminSource): AdminSource {
+  let pending: Promise<GatewaySnapshot> | undefined
+  return {
+    snapshot: () => (pending ??= source.snapshot().finally(() => (pending = undefined))),
+    reload: () => source.reload(),
+  }
+}
+
+export function buildAdminApp(config: AdminConfig, given: AdminSource): FastifyInstance {
+  const source = coalesced(given)
   const app = Fastify({ logger: false, bodyLimit: ADMIN_BODY_LIMIT, forceCloseConnections: true })
   const auth = new AdminAuth(config)
   app.addHook('onRequest', async (request, reply) => {

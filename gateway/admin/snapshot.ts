@@ -60,6 +60,18 @@ export function configDigest(config: Gateway['config']): string {
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16)
 }
 
+/** Every page of a registry list (the route's `pagination` cuts them as it cuts a client's). */
+function allPages<F extends string, D>(page: (cursor: string | undefined) => { readonly [K in F]: readonly D[] } & { readonly nextCursor?: string }, field: F): D[] {
+  const items: D[] = []
+  let cursor: string | undefined
+  do {
+    const listed = page(cursor)
+    items.push(...listed[field])
+    cursor = listed.nextCursor
+  } while (cursor !== undefined)
+  return items
+}
+
 /** This process's view of `gateway`, served at `url`. */
 export async function snapshotOf(gateway: Gateway, url: string): Promise<GatewaySnapshot> {
   const routes: RouteView[] = []
@@ -71,10 +83,10 @@ export async function snapshotOf(gateway: Gateway, url: string): Promise<Gateway
       location: route.location,
       kind: route.upstreams.length > 0 ? 'proxy' : 'handler',
       transports: [...route.transports],
-      tools: registry?.listTools().tools.map((tool) => ({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema })) ?? [],
-      prompts: registry?.listPrompts().prompts.map((prompt) => prompt.name) ?? [],
-      resources: registry?.listResources().resources.map((resource) => resource.uri) ?? [],
-      templates: registry?.listResourceTemplates().resourceTemplates.map((template) => template.uriTemplate) ?? [],
+      tools: registry === undefined ? [] : allPages((cursor) => registry.listTools(cursor), 'tools').map((tool) => ({ name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema })),
+      prompts: registry === undefined ? [] : allPages((cursor) => registry.listPrompts(cursor), 'prompts').map((prompt) => prompt.name),
+      resources: registry === undefined ? [] : allPages((cursor) => registry.listResources(cursor), 'resources').map((resource) => resource.uri),
+      templates: registry === undefined ? [] : allPages((cursor) => registry.listResourceTemplates(cursor), 'resourceTemplates').map((template) => template.uriTemplate),
       upstreams: route.upstreams.map((upstream) => upstream.name),
     })
     sessions[route.location] = await gateway.store.count(route.location).catch(() => -1)
