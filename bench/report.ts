@@ -139,6 +139,13 @@ export function evaluateTargets(results: BenchResults): Target[] {
       : `${fmt(defaults.xFastify)} ×${defaults.cpuxFastify === undefined ? '' : ` (server CPU per request ${fmt(defaults.cpuxFastify)} × raw Fastify's)`}`,
     pass: defaults?.xFastify === undefined ? undefined : defaults.xFastify >= 0.9,
   })
+  const observed = results.scenarios.find((row) => row.name === 'edge-default-admin')
+  targets.push({
+    what: 'default config with the admin listener on: req/s',
+    target: '≥ 0.9 × raw Fastify',
+    measured: observed?.xFastify === undefined ? 'not measured' : `${fmt(observed.xFastify)} ×`,
+    pass: observed?.xFastify === undefined ? undefined : observed.xFastify >= 0.9,
+  })
   const stateless = results.scenarios.find((row) => row.name === 'edge-stateless')
   targets.push({
     what: 'stateless 2026-07-28 tools/call: req/s',

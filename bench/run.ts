@@ -238,7 +238,7 @@ function joinSlices(runs: ScenarioRun[], sliceS: number): ScenarioRun {
  * with the redis store's, all held to a 50-session row.
  */
 const TURN_GROUPS: ReadonlyArray<readonly string[]> = [
-  [FASTIFY, 'edge-session', 'edge-default', 'edge-stateless', 'edge-jwt'],
+  [FASTIFY, 'edge-session', 'edge-default', 'edge-default-admin', 'edge-stateless', 'edge-jwt'],
   ['edge-limits-off', 'edge-50-sessions', 'edge-rate-limit', 'edge-redis'],
 ]
 

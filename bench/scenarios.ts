@@ -166,6 +166,17 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-default-admin',
+    label: 'default config, admin listener on (per-tool metrics, call events)',
+    group: 'mcp-edge',
+    // The default row with the operator's view on: every call counted per tool in the call events
+    // (as in every row) and the admin listener up beside the port; the request path pays the same.
+    server: { kind: 'edge', via: 'cli', defaults: true, top: { admin: { listen: '127.0.0.1:0' } } },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-50-sessions',
     label: 'mcp-edge tools/call, 50 sessions',
     group: 'mcp-edge',

@@ -33,6 +33,8 @@ export type ServerSpec =
       via?: 'api' | 'cli'
       /** The config as a user writes it: listen and one route, every other key at its default. */
       defaults?: true
+      /** Extra top-level keys (e.g. `admin`), over either form. */
+      top?: Record<string, unknown>
     }
 
 export interface StartOptions {
@@ -76,9 +78,10 @@ export async function freePort(): Promise<number> {
 
 function edgeConfig(spec: Extract<ServerSpec, { kind: 'edge' }>, port: number, logLevel: string): object {
   if (spec.defaults) {
-    return { listen: { host: '127.0.0.1', port }, routes: [{ location: '/mcp', handler: BENCH_HANDLER, server: { name: 'bench', version: '1.0.0' } }] }
+    return { listen: { host: '127.0.0.1', port }, routes: [{ location: '/mcp', handler: BENCH_HANDLER, server: { name: 'bench', version: '1.0.0' } }], ...spec.top }
   }
   return {
+    ...spec.top,
     listen: { host: '127.0.0.1', port },
     workers: spec.workers ?? 1,
     store: spec.store ?? { type: 'memory' },

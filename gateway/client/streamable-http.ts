@@ -23,6 +23,7 @@ import { fetchExchange, nodeExchange, type HttpAgents } from './http-exchange.ts
 import { readSse } from './sse-parser.ts'
 import type { Transport } from './transport.ts'
 import { LightAbort, realSignal, type AbortLike } from '../wire/abort-like.ts'
+import { withTraceHeaders } from './trace-headers.ts'
 
 export interface StreamableHttpOptions {
   /** The MCP endpoint. */
@@ -165,7 +166,7 @@ export class StreamableHttpTransport implements Transport {
         }
       }
       this.#postHeaders ??= this.#headers(POST_HEADERS)
-      const response = await this.#request('POST', this.#postHeaders, controller, {
+      const response = await this.#request('POST', withTraceHeaders(this.#postHeaders, message), controller, {
         body: JSON.stringify(message),
         timeoutMs: requestId === undefined ? this.#timeoutMs : undefined,
         requestId,

@@ -4,13 +4,14 @@
  */
 import path from 'node:path'
 import type { JsonObject } from '../wire/mcp-types.ts'
-import type { AuthConfig, CapabilitiesConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
+import type { AdminConfig, AuthConfig, CapabilitiesConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
 
 /** The document as `schema.json` guarantees it after defaults: capabilities still in YAML shorthand, the store's type maybe absent. */
-export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes' | 'store' | 'limits'> {
+export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes' | 'store' | 'limits' | 'admin'> {
+  admin?: Omit<AdminConfig, 'listen' | 'token' | 'jwt'> & { listen: string; token?: string; jwt?: Omit<NonNullable<AdminConfig['jwt']>, 'jwks_uri'> & { jwks_uri?: string } }
   store: Omit<StoreConfig, 'type'> & { type?: StoreConfig['type'] }
   /** The parse bounds (defaulted) and the rate limits and quotas (as written). */
   limits: GatewayConfig['limits'] & Partial<QuotasConfig>
@@ -59,6 +60,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     ...(doc.upstream_identity === undefined ? {} : {
       upstream_identity: { ...doc.upstream_identity, keys: doc.upstream_identity.keys.map((key) => ({ kid: key.kid, file: path.resolve(folder, key.file) })) },
     }),
+    admin: doc.admin === undefined ? undefined : adminConfig(doc.admin),
     routes: doc.routes.map((route) => ({
       ...route,
       handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
@@ -172,4 +174,17 @@ function upstreamTls(tls: UpstreamTlsConfig, folder: string): UpstreamTlsConfig 
   const resolved = (file: string | undefined): string | undefined => (file === undefined ? undefined : path.resolve(folder, file))
   const { ca, cert, key, servername } = tls
   return Object.fromEntries(Object.entries({ ca: resolved(ca), cert: resolved(cert), key: resolved(key), servername }).filter(([, value]) => value !== undefined))
+}
+
+/** `admin` as written (`listen` as host:port) to its typed form. */
+function adminConfig(admin: NonNullable<ValidatedDocument['admin']>): AdminConfig {
+  const cut = admin.listen.lastIndexOf(':')
+  const host = admin.listen.slice(0, cut).replace(/^\[(.*)\]$/, '$1')
+  return {
+    listen: { host, port: Number(admin.listen.slice(cut + 1)) },
+    token: admin.token,
+    jwt: admin.jwt === undefined ? undefined : { ...admin.jwt, jwks_uri: admin.jwt.jwks_uri, scope: admin.jwt.scope ?? 'mcp-edge:admin' },
+    reload: admin.reload ?? false,
+    try_it: admin.try_it ?? true,
+  }
 }

@@ -360,5 +360,19 @@ export interface GatewayConfig {
   upstream_identity?: UpstreamIdentityConfig
   /** Encrypts upstream tokens at rest (required for tokens in a Redis store). */
   token_encryption?: TokenEncryptionConfig
+  /** The admin API and dashboard on their own listener; undefined: off. */
+  admin: AdminConfig | undefined
   routes: RouteConfig[]
+}
+
+/** `admin`: the operator's listener (gateway/admin/). */
+export interface AdminConfig {
+  listen: { host: string; port: number }
+  /** A bearer token to ask for; with `jwt`, either is accepted. Required beyond loopback (one of them). */
+  token: string | undefined
+  jwt: { issuer: string; jwks_uri: string | undefined; audience: string; scope: string } | undefined
+  /** POST /api/reload is allowed. */
+  reload: boolean
+  /** The dashboard's try-it panel may call tools. */
+  try_it: boolean
 }

@@ -41,7 +41,7 @@ export function validateDocument(doc: unknown, options: ValidateOptions = {}): F
   const validate = validator()
   if (!validate(doc) && options.coercible?.size && retype(doc, validate.errors ?? [], options.coercible)) validate(doc)
   const errors = (validate.errors ?? []).filter((e) => e.keyword !== 'if' && !isSkipped(e.instancePath, options.skip))
-  return [...describeErrors(errors, doc), ...duplicateLocations(doc), ...proxyRouteProblems(doc)]
+  return [...describeErrors(errors, doc), ...duplicateLocations(doc), ...proxyRouteProblems(doc), ...adminProblems(doc)]
 }
 
 function isSkipped(pointer: string, skip: ReadonlySet<string> | undefined): boolean {
@@ -206,5 +206,21 @@ function duplicateLocations(doc: unknown): FoundProblem[] {
       problems.push({ path: ['routes', i, 'location'], message })
     }
   })
+  return problems
+}
+
+/** An admin listener beyond loopback must ask for a credential: the schema cannot tell loopback from the rest. */
+function adminProblems(doc: unknown): FoundProblem[] {
+  const admin = isRecord(doc) && isRecord(doc.admin) ? doc.admin : undefined
+  if (admin === undefined || typeof admin.listen !== 'string') return []
+  const cut = admin.listen.lastIndexOf(':')
+  const host = admin.listen.slice(0, cut).replace(/^\[(.*)\]$/, '$1')
+  const port = Number(admin.listen.slice(cut + 1))
+  const problems: FoundProblem[] = []
+  if (!(port >= 0 && port <= 65535)) problems.push({ path: ['admin', 'listen'], message: `port ${admin.listen.slice(cut + 1)} is not a port (0 to 65535)` })
+  const loopback = host === 'localhost' || host === '::1' || /^127\./.test(host)
+  if (!loopback && admin.token === undefined && admin.jwt === undefined) {
+    problems.push({ path: ['admin', 'listen'], message: `the admin listener on ${host} is reachable beyond this host: set admin.token or admin.jwt` })
+  }
   return problems
 }

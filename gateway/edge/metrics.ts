@@ -5,6 +5,7 @@
  *   mcp_edge_request_duration_seconds{route, method}      their duration, to the response (or the stream's end)
  *   mcp_edge_sessions{route}                              live sessions (from the store, shared by every worker)
  *   mcp_edge_open_streams                                 SSE connections this process holds
+ *   + the calls' and upstreams' metrics (events/call-metrics.ts names them)
  *   + Node's process metrics (CPU, memory, event loop lag, GC)
  *
  * Under the cluster (`workers` > 1) a scrape reaches one worker, which asks the primary; the primary
@@ -22,6 +23,8 @@
 import cluster from 'node:cluster'
 import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { SessionStore } from '../store/store.ts'
+import type { CallEvents } from '../events/call-events.ts'
+import { registerCallMetrics, type UpstreamSource } from '../events/call-metrics.ts'
 
 /** The `method` label of a request whose method is not one of KNOWN_METHODS. */
 export const OTHER_METHOD = 'other'
@@ -76,9 +79,10 @@ function scrapedMetric(registry: Registry, name: string, help: string, type: 'co
   } as unknown as Parameters<Registry['registerMetric']>[0])
 }
 
-export function createMetrics(options: { routes: readonly string[]; store: SessionStore; openStreams: () => number }): GatewayMetrics {
+export function createMetrics(options: { routes: readonly string[]; store: SessionStore; openStreams: () => number; calls?: { events: () => CallEvents; upstreams: UpstreamSource } }): GatewayMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry, prefix: 'mcp_edge_' })
+  if (options.calls !== undefined) registerCallMetrics(registry, options.calls.events, options.calls.upstreams)
   const tallies = new Map<string, Map<string, MethodTally>>()
   scrapedMetric(registry, 'mcp_edge_requests_total', 'MCP requests over HTTP, by route, JSON-RPC method and HTTP status', 'counter', () => {
     const values: MetricValue[] = []

@@ -33,6 +33,11 @@ export abstract class ContextBase implements InFlight {
     this.caller = caller
   }
 
+  /** The sink itself, for the call's own record (events/call-record.ts); not part of the handler API. */
+  get requestSink(): RequestSink {
+    return this.sink
+  }
+
   /** Made on first read: most handlers never look at it, and most requests are never cancelled. */
   get signal(): AbortSignal {
     return this.cancellation.signal

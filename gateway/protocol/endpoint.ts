@@ -36,6 +36,8 @@ import type { Envelope } from './stateless/envelope.ts'
 import type { RequestStateCodec } from './stateless/request-state.ts'
 import { traceDispatch, tracing, type TraceHeaders } from './tracing.ts'
 import { TaskService } from '../tasks/task-service.ts'
+import { CallRecord } from '../events/call-record.ts'
+import type { RouteCalls } from '../events/call-events.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 
@@ -47,6 +49,8 @@ export interface EndpointExtension {
   sessionEnded(record: SessionRecord | undefined, id: string): Promise<void>
   report(): Record<string, unknown>
   close(): void
+  /** The route's label for a component an upstream listed (`kind` tool, prompt or resource); undefined when none did. */
+  knows?(kind: 'tool' | 'prompt' | 'resource', name: string): string | undefined
 }
 /** Makes server→client request ids unique across workers: an answer may reach another worker of the session. */
 const PROCESS_TAG = randomUUID().slice(0, 8)
@@ -79,6 +83,9 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
 
   /** Serves this route's stateless (2026-07-28) requests, on any transport. */
   readonly stateless: StatelessDispatcher
+
+  /** Where this route's calls are counted (events/call-events.ts); undefined: not counted. */
+  calls: RouteCalls | undefined
 
   constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger, codec: RequestStateCodec) {
     this.route = route
@@ -151,11 +158,13 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
    * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
   handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
+    const calls = this.calls
     if (tracing.on) {
       const facts = { sessionId: record.id, protocolVersion: record.protocolVersion, address: caller.address, headers }
-      return traceDispatch(request, sink, facts, (traced) => this.#dispatch(record, request, traced, caller))
+      return traceDispatch(request, sink, facts, (traced, span) =>
+        this.#dispatch(record, request, calls === undefined ? traced : new CallRecord(traced, calls, request, record.id, caller.principal, span), caller))
     }
-    return this.#dispatch(record, request, sink, caller)
+    return this.#dispatch(record, request, calls === undefined ? sink : new CallRecord(sink, calls, request, record.id, caller.principal), caller)
   }
 
   #dispatch(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {

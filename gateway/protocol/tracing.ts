@@ -17,6 +17,7 @@ import type { Logger } from 'pino'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import type { RequestSink } from './sink.ts'
+import { sessionHash } from '../events/call-events.ts'
 
 /** Read on the request path: when `on` is false nothing else here runs. */
 export const tracing: { on: boolean; tracer: Tracer | undefined } = { on: false, tracer: undefined }
@@ -104,7 +105,7 @@ function enable(provider: TracerProvider): void {
  * Runs `dispatch` inside a SERVER span for `request` and hands it a sink that ends the span when the
  * answer is sent (or the request is abandoned). Only called when `tracing.on`.
  */
-export function traceDispatch<S extends RequestSink, R>(request: JsonRpcRequest, sink: S, facts: TraceFacts, dispatch: (sink: S) => R): R {
+export function traceDispatch<S extends RequestSink, R>(request: JsonRpcRequest, sink: S, facts: TraceFacts, dispatch: (sink: S, span: Span) => R): R {
   const params = request.params
   const target = targetOf(request.method, params)
   const attributes: Attributes = {
@@ -113,7 +114,8 @@ export function traceDispatch<S extends RequestSink, R>(request: JsonRpcRequest,
     'mcp.protocol.version': facts.protocolVersion,
     'network.transport': facts.address === 'stdio' ? 'pipe' : 'tcp',
   }
-  if (facts.sessionId !== '') attributes['mcp.session.id'] = facts.sessionId
+  // Hashed: the id is the session's bearer, and a trace backend is read by more people than the gateway.
+  if (facts.sessionId !== '') attributes['mcp.session.id'] = sessionHash(facts.sessionId)
   if (request.method === 'tools/call' && target !== undefined) {
     attributes['gen_ai.tool.name'] = target
     attributes['gen_ai.operation.name'] = 'execute_tool'
@@ -124,7 +126,7 @@ export function traceDispatch<S extends RequestSink, R>(request: JsonRpcRequest,
   }
   const parent = parentOf(params?._meta as JsonObject | undefined, facts.headers)
   const span = tracing.tracer!.startSpan(target === undefined ? request.method : `${request.method} ${target}`, { kind: SpanKind.SERVER, attributes }, parent)
-  return context.with(trace.setSpan(parent, span), dispatch, undefined, tracedSink(sink, span))
+  return context.with(trace.setSpan(parent, span), dispatch, undefined, tracedSink(sink, span), span)
 }
 
 /** The tool or prompt a request names, if any. */

@@ -7,6 +7,7 @@
 import type { GatewayConfig } from '../config/types.ts'
 import { stopTracing } from '../protocol/tracing.ts'
 import { launchHost } from './gateway-host.ts'
+import { serveAdminSnapshots } from '../admin/admin-server.ts'
 
 /** What the primary and a worker tell each other, besides the store's traffic. */
 export type ClusterSignal =
@@ -30,6 +31,8 @@ export async function runWorker(config: GatewayConfig): Promise<void> {
   })
   const { host, store, logger, url } = await launchHost(config, overrideListen)
   logger.info({ url, config: config.file, routes: config.routes.map((route) => route.location) }, 'mcp-edge listening')
+  // The primary's admin listener asks each worker for its view.
+  if (config.admin !== undefined) serveAdminSnapshots(() => host.gateway, url)
 
   let draining: Promise<void> | undefined
   const drain = (why: string): void => {

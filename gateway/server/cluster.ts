@@ -25,6 +25,7 @@ import { ClusterLimiterHost } from '../store/limiter-cluster.ts'
 import { MemoryLimiter } from '../store/limiter-memory.ts'
 import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
 import { MemoryStore } from '../store/memory.ts'
+import { clusterAdminSource, startAdmin } from '../admin/admin-server.ts'
 
 /** A worker that lived less than this counts as a crash loop for the backoff. */
 const STABLE_MS = 10_000
@@ -210,7 +211,13 @@ function runPrimary(config: GatewayConfig, watch: boolean, logger: Logger = crea
 
   process.once('SIGTERM', () => shutdown('SIGTERM'))
   process.once('SIGINT', () => shutdown('SIGINT'))
-  process.on('SIGHUP', () => requestReload('SIGHUP'))
+  process.on('SIGHUP', () => void requestReload('SIGHUP'))
+  if (config.admin !== undefined) {
+    startAdmin(config.admin, clusterAdminSource(() => requestReload('POST /api/reload')), logger).catch((error: unknown) => {
+      logger.fatal({ err: error }, 'the admin listener cannot listen')
+      shutdown('admin listener failed', 2)
+    })
+  }
   if (watch) watchForChanges(config, (file) => requestReload(`changed: ${file}`), logger)
   void writePidFile(config.file).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the pid file: mcp-edge reload will not find this gateway'))
   for (let n = 0; n < count; n++) fork()

@@ -30,7 +30,7 @@ import { FrontServer } from './front-server.ts'
 import { buildGateway, type Gateway } from './server.ts'
 
 /** Keys a reload cannot apply to a running process; a change to them is reported, not applied. */
-const FIXED_AT_START = ['listen', 'workers', 'store', 'connections'] as const
+const FIXED_AT_START = ['listen', 'workers', 'store', 'connections', 'admin'] as const
 
 /** What one process's reload came to. */
 export interface GenerationOutcome {

@@ -119,30 +119,34 @@ export async function requestReload(file: string, timeoutMs = CHECK_TIMEOUT_MS +
  * One reload at a time: a request during one runs once more after it, with the files as they are
  * then. Each outcome is logged by `reload` itself and written where `mcp-edge reload` reads it.
  */
-export function serializeReloads(file: string, logger: Logger, reload: () => Promise<{ ok: boolean; problems: string[]; detail?: string }>): (why: string) => void {
-  let running = false
-  let again = false
-  const request = (why: string): void => {
-    if (running) {
-      again = true
-      return
-    }
-    running = true
+export function serializeReloads(file: string, logger: Logger, reload: () => Promise<ReloadResult>): (why: string) => Promise<ReloadResult> {
+  let running: Promise<ReloadResult> | undefined
+  let queued: Promise<ReloadResult> | undefined
+  const run = (why: string): Promise<ReloadResult> => {
     const requestedAt = Date.now()
     logger.info({ why }, 'reload: checking the new config and handler modules')
-    void reload()
-      .catch((error: unknown) => ({ ok: false, problems: [String(error)] }))
+    running = reload()
+      .catch((error: unknown): ReloadResult => ({ ok: false, problems: [String(error)] }))
       .then(async (outcome) => {
         await writeOutcome(file, { ...outcome, requestedAt })
-        running = false
-        if (again) {
-          again = false
-          request('changed again during the last reload')
-        }
+        running = undefined
+        return outcome
       })
+    return running!
   }
-  return request
+  // A request while one runs is served by one more reload after it (several such requests share it).
+  return (why) => {
+    if (running === undefined) return run(why)
+    queued ??= running.then(() => {
+      queued = undefined
+      return run('changed again during the last reload')
+    })
+    return queued
+  }
 }
+
+/** What a reload came to (what POST /api/reload reports). */
+export interface ReloadResult { ok: boolean; problems: string[]; detail?: string }
 
 /**
  * `mcp-edge start --watch`: calls `onChange` (debounced) when the config file or a file in a folder

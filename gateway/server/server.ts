@@ -43,6 +43,19 @@ import { buildMetricsApp, registerMetricsRoute } from '../edge/metrics-endpoint.
 import { decorateCaller, registerAccess, registerProtectedResourceMetadata } from '../edge/access-hook.ts'
 import { RouteAccess } from '../edge/route-access.ts'
 import { HotAccess } from '../edge/hot-access.ts'
+import { CallEvents } from '../events/call-events.ts'
+import { routeComponents } from '../events/route-components.ts'
+import type { ProxyRoute, UpstreamStatus } from '../upstream/proxy-route.ts'
+
+/** Each proxy route's upstreams as this process sees them. */
+function upstreamStatuses(endpoints: ReadonlyMap<string, McpEndpoint>): Map<string, UpstreamStatus[]> {
+  const statuses = new Map<string, UpstreamStatus[]>()
+  for (const [location, endpoint] of endpoints) {
+    const extension = endpoint.extension as Partial<ProxyRoute> | undefined
+    if (typeof extension?.upstreamStatus === 'function') statuses.set(location, extension.upstreamStatus())
+  }
+  return statuses
+}
 
 export interface Gateway {
   readonly app: FastifyInstance
@@ -50,6 +63,13 @@ export interface Gateway {
   readonly logger: Logger
   readonly store: SessionStore
   readonly endpoints: ReadonlyMap<string, McpEndpoint>
+  /** Every call this generation served (events/call-events.ts): what the metrics and the admin API read. */
+  readonly events: CallEvents
+  /** Each proxy route's upstreams as this process sees them, by route. */
+  upstreams(): Map<string, UpstreamStatus[]>
+  /** The config this generation serves, and its number (0 at start, +1 per reload). */
+  readonly config: GatewayConfig
+  readonly generation: number
   /** The metrics listener when `metrics.listen` gives it its own address (started by `startGateway`). */
   readonly metricsApp: FastifyInstance | undefined
   /** The hot path of its Streamable HTTP routes (`served`: requests it answered without Fastify). */
@@ -201,13 +221,15 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   // Before any route: @fastify/websocket must see every route added after it.
   const websockets = await registerWebSocketSupport(app, config.routes, logger)
   const codec = codecFromConfig(config.request_state)
+  const events = new CallEvents(options.generation ?? 0)
+  const endpoints = new Map<string, McpEndpoint>()
+  const upstreams = (): Map<string, UpstreamStatus[]> => upstreamStatuses(endpoints)
   const metrics = config.metrics.enabled
-    ? createMetrics({ routes: config.routes.map((route) => route.location), store, openStreams: openStreamCount })
+    ? createMetrics({ routes: config.routes.map((route) => route.location), store, openStreams: openStreamCount, calls: { events: () => events, upstreams } })
     : undefined
   const metricsApp = metrics !== undefined && config.metrics.listen !== undefined ? buildMetricsApp(config.metrics, metrics) : undefined
   if (metrics !== undefined && metricsApp === undefined) registerMetricsRoute(app, config.metrics, metrics)
   decorateCaller(app)
-  const endpoints = new Map<string, McpEndpoint>()
   // Upstream credentials (tokens, their cache and locks) beside the sessions: Redis when they are there.
   const credentials = new CredentialContext(logger, config, store)
   const protectedRoutes = new Map<string, RouteAccess>()
@@ -237,6 +259,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       )
     }
     endpoints.set(route.location, endpoint)
+    endpoint.calls = events.route(route.location)
+    endpoint.calls.source = routeComponents(endpoint)
     if (access !== undefined) protectedRoutes.set(route.location, access)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
@@ -277,6 +301,10 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     logger,
     store,
     endpoints,
+    events,
+    upstreams,
+    config,
+    generation: options.generation ?? 0,
     metricsApp,
     hotPosts: hot,
     async close() {

@@ -11,6 +11,7 @@ import type { Logger } from 'pino'
 import { stopTracing } from '../protocol/tracing.ts'
 import type { GatewayConfig } from '../config/types.ts'
 import { launchHost } from './gateway-host.ts'
+import { localAdminSource, startAdmin } from '../admin/admin-server.ts'
 import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
 
 export interface SingleProcessOptions {
@@ -33,7 +34,8 @@ export async function runSingleProcess(config: GatewayConfig, options: SinglePro
     }
     return host.reload()
   })
-  process.on('SIGHUP', () => requestReload('SIGHUP'))
+  process.on('SIGHUP', () => void requestReload('SIGHUP'))
+  const admin = config.admin === undefined ? undefined : await startAdmin(config.admin, localAdminSource(() => host.gateway, url, () => requestReload('POST /api/reload')), logger)
   const stopWatching = options.watch === true ? watchForChanges(config, (file) => requestReload(`changed: ${file}`), logger) : () => undefined
 
   let stopping = false
@@ -43,6 +45,7 @@ export async function runSingleProcess(config: GatewayConfig, options: SinglePro
     stopWatching()
     logger.info({ signal }, 'shutting down')
     host.drain(config.drain_timeout * 1000)
+      .then(() => admin?.app.close())
       .then(() => store.close())
       .then(stopTracing)
       .then(() => process.exit(0), () => process.exit(1))

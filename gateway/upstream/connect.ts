@@ -38,6 +38,8 @@ export interface StdioKey {
 export interface StdioTransports {
   transport(upstream: UpstreamConfig, key: StdioKey): Transport
   close(): Promise<void>
+  /** Each pool's children and unexpected deaths, by upstream name (the metrics and the admin API read it). */
+  status?(): Array<{ upstream: string; children: readonly unknown[]; restarts: number }>
 }
 
 /** Largest message from an HTTP or WebSocket upstream when `max_message_size` is not set. */

@@ -31,6 +31,8 @@ export class UpstreamHealth {
   #backoffMs = FIRST_BACKOFF_MS
   #timer: NodeJS.Timeout | undefined
   #stopped = false
+  /** Times it came back after being down (a reconnection), for the metrics. */
+  recoveries = 0
   readonly #intervalMs: number
   readonly #probe: (() => Promise<void>) | undefined
   readonly #logger: Logger
@@ -64,7 +66,10 @@ export class UpstreamHealth {
   /** A request or probe reached the upstream. */
   ok(): void {
     if (this.#state !== 'up') {
-      if (this.#state === 'down') this.#logger.info({ upstream: this.name }, 'upstream is back')
+      if (this.#state === 'down') {
+        this.recoveries++
+        this.#logger.info({ upstream: this.name }, 'upstream is back')
+      }
       this.#set('up', undefined)
       this.#backoffMs = FIRST_BACKOFF_MS
       this.#schedule(this.#intervalMs)

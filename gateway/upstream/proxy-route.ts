@@ -28,6 +28,11 @@ import { upstreamTls, type StdioTransports } from './connect.ts'
 import { CrossEra, parkable } from './cross-era.ts'
 import { statelessForSession } from './cross-era-rounds.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
+import type { Span } from '@opentelemetry/api'
+import { callRecordOf } from '../events/call-record.ts'
+import { errorKindOf, type ErrorKind } from '../events/call-events.ts'
+import { endHopSpan, startHopSpan, withTraceparent } from '../protocol/hop-tracing.ts'
+import { tracing } from '../protocol/tracing.ts'
 import { UpstreamHealth, type HealthReport } from './health.ts'
 import { Naming, type Origin } from './names.ts'
 import { installRelay, relayToRequest } from './relay.ts'
@@ -215,6 +220,15 @@ export class ProxyRoute implements LinkHost {
     const timeoutMs = extra.timeoutMs ?? this.timeoutMs(upstream)
     const health = this.health.get(name)!
     const who = ctx?.caller ?? extra.who
+    const call = callRecordOf(ctx)
+    // A list fans out to every upstream: only a call that goes to one names it.
+    if (call !== undefined && !method.endsWith('/list')) call.upstream = name
+    const started = performance.now()
+    let hop: Span | undefined
+    if (tracing.on) {
+      hop = startHopSpan(call?.span, method, name, params)
+      params = withTraceparent(params, hop)
+    }
     try {
       const stateless = this.#stateless.get(name)
       // Known after the first discover: a session's request waits for no promise here.
@@ -242,10 +256,16 @@ export class ProxyRoute implements LinkHost {
         result = await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
       }
       health.ok()
+      const failed = result.isError === true ? 'tool_error' : undefined
+      this.endpoint.calls?.upstreamCall(name, (performance.now() - started) / 1000, failed)
+      if (hop !== undefined) endHopSpan(hop, failed)
       return result
     } catch (error) {
       if (isUnavailability(error) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
       else if (error instanceof RpcError) health.ok()
+      const kind = upstreamErrorKind(error)
+      this.endpoint.calls?.upstreamCall(name, (performance.now() - started) / 1000, kind)
+      if (hop !== undefined) endHopSpan(hop, kind)
       throw error
     }
   }
@@ -351,6 +371,25 @@ export class ProxyRoute implements LinkHost {
     await Promise.all(ends)
   }
 
+  /** The label of a component an upstream listed (events/call-events.ts): names from its lists only, never parsed from the request. */
+  knows(kind: 'tool' | 'prompt' | 'resource', name: string): string | undefined {
+    const index = kind === 'tool' ? this.toolIndex : kind === 'prompt' ? this.promptIndex : this.resourceIndex
+    return index.has(name) ? name : undefined
+  }
+
+  /** Each upstream as the metrics and the admin API show it: transport, health, reconnections, stdio children. */
+  upstreamStatus(): UpstreamStatus[] {
+    const pools = new Map((this.stdio?.status?.() ?? []).map((pool) => [pool.upstream, pool]))
+    return this.route.upstreams.map((upstream) => {
+      const health = this.health.get(upstream.name)!
+      const pool = pools.get(upstream.name)
+      const transport = upstream.url === undefined ? 'stdio' : /^wss?:/.test(upstream.url) ? 'websocket' : 'http'
+      const status: UpstreamStatus = { name: upstream.name, transport, ...health.report(), reconnects: health.recoveries }
+      if (transport === 'stdio') Object.assign(status, { children: pool?.children.length ?? 0, restarts: pool?.restarts ?? 0 })
+      return status
+    })
+  }
+
   /** Each upstream's health on this worker, for /readyz. */
   report(): Record<string, HealthReport> {
     return Object.fromEntries([...this.health].map(([name, health]) => [name, health.report()]))
@@ -397,4 +436,20 @@ export class ProxyRoute implements LinkHost {
       link.close()
     }
   }
+}
+
+/** One upstream as this worker sees it (`children`, `restarts`: stdio upstreams only). */
+export interface UpstreamStatus extends HealthReport {
+  name: string
+  transport: 'http' | 'websocket' | 'stdio'
+  reconnects: number
+  children?: number
+  restarts?: number
+}
+
+/** The kind of an upstream request's failure: the upstream's error code, a cancellation, or unavailable. */
+function upstreamErrorKind(error: unknown): ErrorKind {
+  if (error instanceof RpcError) return errorKindOf({ jsonrpc: '2.0', id: 0, error: { code: error.code, message: '' } }) ?? 'rpc_error'
+  if (error instanceof CancelledError) return 'cancelled'
+  return 'unavailable'
 }

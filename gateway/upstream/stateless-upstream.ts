@@ -20,6 +20,7 @@ import type { Caller } from '../wire/caller.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { isSupportedVersion } from '../wire/versions.ts'
+import { addTraceHeaders } from '../client/trace-headers.ts'
 
 const VERSION = '2026-07-28'
 /** Milliseconds before a failed discover is asked again. */
@@ -128,6 +129,7 @@ export class StatelessUpstream {
     const name = method === 'tools/call' || method === 'prompts/get' ? params.name : method === 'resources/read' ? params.uri : undefined
     if (typeof name === 'string') headers['mcp-name'] = headerValue(name)
     for (const [suffix, value] of Object.entries(options.paramHeaders ?? {})) headers[`mcp-param-${suffix}`] = headerValue(value)
+    addTraceHeaders(headers, params)
     const timeout = AbortSignal.timeout(options.timeoutMs)
     const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout])
     let response: Response

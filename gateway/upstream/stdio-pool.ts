@@ -73,6 +73,8 @@ const SHARED_CAPABILITIES: JsonObject = { roots: { listChanged: true }, sampling
 /** The pool of one stdio upstream on this worker; `transportFor` is the seam the proxy uses. */
 export class StdioPool implements PoolHost {
   readonly name: string
+  /** Children that died unexpectedly (each is replaced, with backoff), for the metrics. */
+  restarts = 0
   readonly config: StdioUpstreamConfig
   readonly #log: Logger
   readonly #backoff: StdioBackoff
@@ -225,6 +227,7 @@ export class StdioPool implements PoolHost {
     group.children.splice(index, 1)
     this.#running--
     if (unexpected) {
+      this.restarts++
       const now = Date.now()
       if (child.readySince > 0 && now - child.readySince >= this.#backoff.resetMs) group.failures = 0
       group.failures++

@@ -56,8 +56,8 @@ export class StdioPools {
   }
 
   /** Each pool's children, by upstream name, for /readyz. */
-  status(): Array<{ upstream: string; children: StdioChildStatus[] }> {
-    return [...this.#pools.values()].map((pool) => ({ upstream: pool.name, children: pool.status() }))
+  status(): Array<{ upstream: string; children: StdioChildStatus[]; restarts: number }> {
+    return [...this.#pools.values()].map((pool) => ({ upstream: pool.name, children: pool.status(), restarts: pool.restarts }))
   }
 
   /** Closes every pool: sessions end, every child's process group is killed. */

@@ -83,12 +83,18 @@ export const EdgeCode = {
   /** No credential, or one that fails verification: sent with a Bearer challenge naming the route's metadata. */
   MCP_EDGE_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: this route needs an access token' },
   MCP_EDGE_FORBIDDEN_ORIGIN: { status: 403, rpc: ServerError, message: 'Forbidden: Origin or Host not allowed' },
+  /** The admin API without its credential (`admin.token`, or a JWT with `admin.jwt.scope`): sent with a Bearer challenge. */
+  MCP_EDGE_ADMIN_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: the admin API needs its bearer token or an admin JWT', headers: { 'www-authenticate': 'Bearer realm="mcp-edge-admin"' } },
+  /** A change through the admin API (POST /api/reload, the try-it panel) that the config does not allow (`admin.reload`, `admin.try_it`). */
+  MCP_EDGE_ADMIN_READ_ONLY: { status: 403, rpc: ServerError, message: 'Forbidden: the admin API is read-only here (admin.reload, admin.try_it)' },
   /** The caller lacks a scope the route or the component needs: sent with error="insufficient_scope" and the scope to ask for. */
   MCP_EDGE_INSUFFICIENT_SCOPE: { status: 403, rpc: ServerError, message: 'Forbidden: insufficient scope' },
   /** The route's access module refused (its own 4xx status replaces this one) or failed (the message names a reference). */
   MCP_EDGE_ACCESS_DENIED: { status: 403, rpc: ServerError, message: 'Forbidden' },
   /** An upstream needs the caller's consent first (per-user OAuth): the data carries the URL elicitation to follow. */
   MCP_EDGE_UPSTREAM_CONSENT_REQUIRED: { status: 403, rpc: RpcCode.UrlElicitationRequired, message: 'The upstream needs your consent first' },
+  /** A path the admin listener does not serve, or a try-it call naming a route that is not configured. */
+  MCP_EDGE_ADMIN_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: the admin API has no such path or route' },
   MCP_EDGE_ROUTE_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: no MCP route here' },
   MCP_EDGE_SESSION_NOT_FOUND: { status: 404, rpc: SessionNotFound, message: 'Session not found: initialize a new session' },
   MCP_EDGE_METHOD_NOT_FOUND: { status: 404, rpc: MethodNotFound, message: 'Method not found' },
@@ -97,6 +103,8 @@ export const EdgeCode = {
   /** GET and DELETE on the stateless wire: there is no session to stream or end. */
   MCP_EDGE_SESSION_METHOD_NOT_ALLOWED: { status: 405, rpc: MethodNotFound, message: 'Method Not Allowed: this needs a session (stateless clients use POST)', headers: { allow: 'POST' } },
   MCP_EDGE_NOT_ACCEPTABLE: { status: 406, rpc: ServerError, message: 'Not Acceptable: Accept must list application/json and text/event-stream' },
+  /** POST /api/reload whose check or load failed: the gateway serves on what it served (`data.problems` says why). */
+  MCP_EDGE_ADMIN_RELOAD_FAILED: { status: 409, rpc: ServerError, message: 'Reload refused: the gateway keeps serving the config it served' },
   MCP_EDGE_STREAM_CONFLICT: { status: 409, rpc: ServerError, message: 'Conflict: this session already has a standalone SSE stream open' },
   /** A request whose headers or body did not arrive in time (`connections.header_timeout`, `body_timeout`). */
   MCP_EDGE_REQUEST_TIMEOUT: { status: 408, rpc: ServerError, message: 'Request Timeout: the request did not arrive whole in time (connections.header_timeout, connections.body_timeout)' },
@@ -116,6 +124,8 @@ export const EdgeCode = {
   MCP_EDGE_TOO_MANY_CONCURRENT_REQUESTS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many requests in flight on this session (limits.concurrent_requests_per_session)' },
   /** A new task over `tasks.max_per_owner` (tasks kept until their TTL count). */
   MCP_EDGE_TOO_MANY_TASKS: { status: 429, rpc: ServerError, message: 'Too many tasks for this client (tasks.max_per_owner); wait for one to expire' },
+  /** More try-it calls at once than the admin listener runs (TRY_IT_CONCURRENCY). */
+  MCP_EDGE_TRY_IT_BUSY: { status: 429, rpc: ServerError, message: 'Too Many Requests: try-it calls are running; retry' },
   /** Request headers over Node's limit. */
   MCP_EDGE_HEADERS_TOO_LARGE: { status: 431, rpc: ServerError, message: 'Request Header Fields Too Large' },
   /** The request that asked the client something was cancelled (nginx's 499: the client went away). */
@@ -130,6 +140,10 @@ export const EdgeCode = {
   MCP_EDGE_TASK_WORKER_GONE: { status: 503, rpc: InternalError, message: 'The worker running this task stopped before finishing it; call the tool again' },
   /** A run-time registration of a callback setup did not declare: other workers could not serve it. */
   MCP_EDGE_UNDECLARED_COMPONENT: { status: 500, rpc: InternalError, message: 'A component registered at run time must be declared at setup, so that every worker has its callback' },
+  /** The try-it call reached the route and failed there (its error, as a client saw it, in the message). */
+  MCP_EDGE_TRY_IT_FAILED: { status: 502, rpc: ServerError, message: 'The call through the route failed' },
+  /** Under the cluster, no worker answered the admin listener in time. */
+  MCP_EDGE_ADMIN_NO_WORKER: { status: 503, rpc: ServerError, message: 'Service Unavailable: no worker answered the admin API' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
   /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */
   MCP_EDGE_TOO_MANY_PARKED: { status: 503, rpc: ServerError, message: 'Too many calls wait for their clients on this worker (upstreams[].max_parked); retry later' },

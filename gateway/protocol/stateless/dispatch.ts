@@ -28,6 +28,8 @@ import { META_SUBSCRIPTION_ID, type ListenRegistry, type SubscriptionFilter } fr
 import { paramsDigest, type RequestStateCodec } from './request-state.ts'
 import { checkListenSubscriptions } from '../session-limits.ts'
 import { traceDispatch, tracing, type TraceHeaders } from '../tracing.ts'
+import { CallRecord } from '../../events/call-record.ts'
+import type { RouteCalls } from '../../events/call-events.ts'
 
 /** Methods a stateless request may use beyond discover and listen; the rest are removed in 2026-07-28. */
 const SHARED_METHODS: ReadonlySet<string> = new Set([
@@ -54,6 +56,8 @@ export interface DispatchHost extends MethodHost, StatelessHost, MethodSource {
   readonly registry: Registry
   readonly logger: Logger
   readonly notifier: { readonly listeners: ListenRegistry }
+  /** Where the route's calls are counted; undefined: not counted. */
+  readonly calls: RouteCalls | undefined
   /** undefined when the route's catalogue is current here; else a promise that reads it (once, after a run-time change). */
   catalogueReady(): Promise<void> | undefined
 }
@@ -98,11 +102,13 @@ export class StatelessDispatcher {
         },
       )
     }
+    const calls = this.#endpoint.calls
     if (tracing.on) {
       const facts = { sessionId: '', protocolVersion: envelope.protocolVersion, address: caller.address, headers }
-      return traceDispatch(request, sink, facts, (traced) => this.#dispatch(request, envelope, traced, caller))
+      return traceDispatch(request, sink, facts, (traced, span) =>
+        this.#dispatch(request, envelope, calls === undefined ? traced : (new CallRecord(traced, calls, request, '', caller.principal, span) as unknown as StatelessSink), caller))
     }
-    return this.#dispatch(request, envelope, sink, caller)
+    return this.#dispatch(request, envelope, calls === undefined ? sink : (new CallRecord(sink, calls, request, '', caller.principal) as unknown as StatelessSink), caller)
   }
 
   #dispatch(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller): Promise<void> | undefined {

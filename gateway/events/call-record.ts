@@ -1,0 +1,87 @@
+/**
+ * One call on its way: the sink the method answers through, passing everything on to the transport's
+ * sink and, once the answer has gone, counting the call (call-events.ts). What the method learns on
+ * the way (the upstream that served it, the trace span it runs under) is noted here, so the call's
+ * event says it without a second lookup.
+ */
+import type { Span } from '@opentelemetry/api'
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
+import type { RequestSink } from '../protocol/sink.ts'
+import { errorKindOf, type RouteCalls } from './call-events.ts'
+
+/** The component a request names: a tool or prompt's name, a resource's URI. */
+function componentOf(request: JsonRpcRequest): string | undefined {
+  const params = request.params
+  if (params === undefined) return undefined
+  const method = request.method
+  if (method === 'tools/call' || method === 'prompts/get') return typeof params.name === 'string' ? params.name : undefined
+  if (method === 'resources/read' || method === 'resources/subscribe' || method === 'resources/unsubscribe') return typeof params.uri === 'string' ? params.uri : undefined
+  return undefined
+}
+
+export class CallRecord implements RequestSink {
+  readonly #sink: RequestSink & { onClose?: (listener: () => void) => void }
+  readonly #calls: RouteCalls
+  readonly #method: string
+  readonly #component: string | undefined
+  readonly #started: number
+  readonly #session: string
+  readonly #principal: string | undefined
+  #done = false
+  /** The upstream the call went to (a proxy route notes it). */
+  upstream: string | undefined
+  /** The SERVER span of the call when tracing is on: a proxied call's CLIENT span is its child. */
+  span: Span | undefined
+
+  constructor(sink: RequestSink, calls: RouteCalls, request: JsonRpcRequest, session: string, principal: string | undefined, span?: Span) {
+    this.#sink = sink
+    this.#calls = calls
+    this.#method = request.method
+    this.#component = componentOf(request)
+    this.#started = performance.now()
+    this.#session = session
+    this.#principal = principal
+    this.span = span
+    // A stateless sink is told when its client goes: the record passes that on.
+    if (typeof this.#sink.onClose === 'function') (this as { onClose?: unknown }).onClose = (listener: () => void) => this.#sink.onClose!(listener)
+  }
+
+  send(message: JsonRpcMessage): void {
+    this.#sink.send(message)
+  }
+
+  respond(message: JsonRpcResponse, httpStatus?: number): void {
+    this.#sink.respond(message, httpStatus)
+    if (this.#done) return
+    this.#done = true
+    const error = errorKindOf(message)
+    const text = error === undefined ? undefined : 'error' in message ? message.error.message : 'isError result'
+    this.#calls.finish(this.#method, this.#component, (performance.now() - this.#started) / 1000, error, text, this)
+  }
+
+  abandon(): void {
+    this.#sink.abandon()
+    if (this.#done) return
+    this.#done = true
+    this.#calls.finish(this.#method, this.#component, (performance.now() - this.#started) / 1000, 'cancelled', 'cancelled', this)
+  }
+
+  detach(retryMs: number): boolean {
+    return this.#sink.detach(retryMs)
+  }
+
+  /** For the event: the session id (hashed there), the principal, the upstream. */
+  get session(): string {
+    return this.#session
+  }
+
+  get principal(): string | undefined {
+    return this.#principal
+  }
+}
+
+/** The record of the call `ctx` serves, if its calls are counted (a proxy notes its upstream there). */
+export function callRecordOf(ctx: unknown): CallRecord | undefined {
+  const sink = (ctx as { requestSink?: unknown } | undefined)?.requestSink
+  return sink instanceof CallRecord ? sink : undefined
+}
