@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
-import { callbackPage, finishConsent } from '../upstream/credentials/oauth/consent-callback.ts'
+import { callbackPage, finishConsent, statusOf } from '../upstream/credentials/oauth/consent-callback.ts'
 import type { OAuthRegistry } from '../upstream/credentials/oauth/oauth-provider.ts'
 
 /** Serves the callback path of every OAuth upstream `credentials` knows (none: nothing is added). */
@@ -18,7 +18,7 @@ export function registerOAuthCallback(app: FastifyInstance, credentials: Credent
     app.get(path, async (request, reply) => {
       const answer = await finishConsent(request.query as Record<string, unknown>, registry.store, (id) => registry.find(id), log)
       return reply
-        .code(answer.status)
+        .code(statusOf(answer))
         .header('content-type', 'text/html; charset=utf-8')
         .header('cache-control', 'no-store')
         .header('referrer-policy', 'no-referrer')

@@ -95,6 +95,12 @@ export const EdgeCode = {
   MCP_EDGE_UPSTREAM_CONSENT_REQUIRED: { status: 403, rpc: RpcCode.UrlElicitationRequired, message: 'The upstream needs your consent first' },
   /** A path the admin listener does not serve, or a try-it call naming a route that is not configured. */
   MCP_EDGE_ADMIN_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: the admin API has no such path or route' },
+  /** Per-user OAuth's callback: a state that is missing, forged, expired or already used. */
+  MCP_EDGE_OAUTH_STATE_INVALID: { status: 400, rpc: InvalidRequest, message: 'This sign-in link is unknown, expired, or was already used. Start again from your client.' },
+  /** Per-user OAuth's callback: the authorization server came back without a code (the user denied, or an error). */
+  MCP_EDGE_OAUTH_CONSENT_NOT_GIVEN: { status: 400, rpc: InvalidRequest, message: 'The sign-in was not completed.' },
+  /** Per-user OAuth's callback: the upstream the consent was for is no longer configured. */
+  MCP_EDGE_OAUTH_UPSTREAM_GONE: { status: 404, rpc: InvalidRequest, message: 'The server this sign-in was for is no longer configured.' },
   MCP_EDGE_ROUTE_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: no MCP route here' },
   MCP_EDGE_SESSION_NOT_FOUND: { status: 404, rpc: SessionNotFound, message: 'Session not found: initialize a new session' },
   MCP_EDGE_METHOD_NOT_FOUND: { status: 404, rpc: MethodNotFound, message: 'Method not found' },
@@ -153,6 +159,8 @@ export const EdgeCode = {
   MCP_EDGE_STORE_CONFLICT: { status: 503, rpc: ServerError, message: 'Too many concurrent changes to the same data; retry' },
   /** The authorization server's keys (JWKS, metadata) cannot be fetched, so no token can be checked. */
   MCP_EDGE_AUTH_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Service Unavailable: access tokens cannot be checked now; retry later' },
+  /** Per-user OAuth's callback: the code exchange with the authorization server failed (the message names the upstream and why). */
+  MCP_EDGE_OAUTH_EXCHANGE_FAILED: { status: 502, rpc: ServerError, message: 'The sign-in failed at the authorization server.' },
   /** The client answered a server→client request (sampling, elicitation, roots) with a malformed result. */
   MCP_EDGE_CLIENT_ANSWER_INVALID: { status: 502, rpc: ServerError, message: "The client's answer is malformed" },
   /** The gateway could not get or use its credential for an upstream (the authorization server's `error` code in the message and data; never a secret). */

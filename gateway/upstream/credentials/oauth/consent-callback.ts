@@ -8,16 +8,25 @@
  * The page says what happened in words; it never echoes the code, the state, or the server's text.
  */
 import type { Logger } from 'pino'
+import { EdgeCode } from '../../../wire/errors.ts'
 import { CredentialError } from '../provider.ts'
 import type { OAuthStore } from './oauth-store.ts'
 import type { OAuthUpstream } from './oauth-upstream.ts'
 
 
+/** The page's outcome: signed in (no code), or a refusal of the error table. */
 export interface CallbackAnswer {
-  readonly status: number
+  readonly refusal?: 'MCP_EDGE_OAUTH_STATE_INVALID' | 'MCP_EDGE_OAUTH_CONSENT_NOT_GIVEN' | 'MCP_EDGE_OAUTH_UPSTREAM_GONE' | 'MCP_EDGE_OAUTH_EXCHANGE_FAILED'
   readonly title: string
   readonly text: string
 }
+
+/** The HTTP status of `answer` (the error table's for a refusal). */
+export function statusOf(answer: CallbackAnswer): number {
+  return answer.refusal === undefined ? SIGNED_IN : EdgeCode[answer.refusal].status
+}
+
+const SIGNED_IN = 200
 
 /** Finds the OAuth upstream a pending consent belongs to by its store id (undefined when it is no longer configured). */
 export type FindOAuthUpstream = (upstreamId: string) => OAuthUpstream | undefined
@@ -31,30 +40,30 @@ function single(value: unknown): string | undefined {
 /** Finishes the consent `query` (the callback's query parameters) names. */
 export async function finishConsent(query: Record<string, unknown>, store: OAuthStore, find: FindOAuthUpstream, logger: Logger): Promise<CallbackAnswer> {
   const state = single(query.state)
-  if (state === undefined) return { status: 400, title: 'Sign-in link not valid', text: 'The request has no state. Start again from your client.' }
+  if (state === undefined) return { refusal: 'MCP_EDGE_OAUTH_STATE_INVALID', title: 'Sign-in link not valid', text: 'The request has no state. Start again from your client.' }
   const pending = await store.takePending(state)
   if (pending === undefined) {
     logger.warn('OAuth callback refused: unknown, expired or already used state')
-    return { status: 400, title: 'Sign-in link not valid', text: 'This sign-in link is unknown, expired, or was already used. Start again from your client.' }
+    return { refusal: 'MCP_EDGE_OAUTH_STATE_INVALID', title: 'Sign-in link not valid', text: EdgeCode.MCP_EDGE_OAUTH_STATE_INVALID.message }
   }
   const upstream = find(pending.upstreamId)
-  if (upstream === undefined) return { status: 404, title: 'Sign-in not possible', text: 'The server this sign-in was for is no longer configured.' }
+  if (upstream === undefined) return { refusal: 'MCP_EDGE_OAUTH_UPSTREAM_GONE', title: 'Sign-in not possible', text: EdgeCode.MCP_EDGE_OAUTH_UPSTREAM_GONE.message }
   const denied = single(query.error)
   if (denied !== undefined) {
     logger.info({ upstream: pending.upstream }, 'OAuth consent was not given')
-    return { status: 400, title: 'Sign-in not completed', text: `The authorization server did not grant access to "${pending.upstream}". You can close this window.` }
+    return { refusal: 'MCP_EDGE_OAUTH_CONSENT_NOT_GIVEN', title: 'Sign-in not completed', text: `The authorization server did not grant access to "${pending.upstream}". You can close this window.` }
   }
   const code = single(query.code)
-  if (code === undefined) return { status: 400, title: 'Sign-in not completed', text: 'The request has no authorization code. Start again from your client.' }
+  if (code === undefined) return { refusal: 'MCP_EDGE_OAUTH_CONSENT_NOT_GIVEN', title: 'Sign-in not completed', text: 'The request has no authorization code. Start again from your client.' }
   try {
     await upstream.complete(pending, code)
   } catch (error) {
     const reason = error instanceof CredentialError ? error.message : 'unexpected failure'
     logger.warn({ upstream: pending.upstream, reason }, 'OAuth code exchange failed')
-    return { status: 502, title: 'Sign-in failed', text: `${reason}. Start again from your client.` }
+    return { refusal: 'MCP_EDGE_OAUTH_EXCHANGE_FAILED', title: 'Sign-in failed', text: `${reason}. Start again from your client.` }
   }
   logger.info({ upstream: pending.upstream }, 'OAuth consent completed')
-  return { status: 200, title: 'Signed in', text: `Access to "${pending.upstream}" is granted. You can close this window and return to your client.` }
+  return { title: 'Signed in', text: `Access to "${pending.upstream}" is granted. You can close this window and return to your client.` }
 }
 
 /** The answer as a small HTML page (text escaped). */
