@@ -168,6 +168,8 @@ export interface ScopesConfig {
 export interface LimitsConfig {
   /** Deepest nesting of arrays and objects in one JSON-RPC message. */
   json_depth: number
+  /** Most values (each `[`, `{` and `,` outside strings) in one JSON-RPC message: bounds the parse's work. */
+  json_values: number
   /** Largest `capabilities` and `clientInfo` an initialize may store, in bytes of JSON. */
   client_capabilities: number
   client_info: number
