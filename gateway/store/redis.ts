@@ -19,7 +19,7 @@ import { decodeLogEntry, decodeRecord, encodeChange, encodeRecord } from './redi
 import { connectRedis, redisConnection, type RedisClient, type RedisEndpoint } from './redis-connection.ts'
 import { SCRIPTS, type ScriptName } from './redis-scripts.ts'
 import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
-import { eventId, parseEventId, StoreUnavailableError } from './store.ts'
+import { DEFAULT_EVENT_BYTES, eventId, parseEventId, StoreUnavailableError } from './store.ts'
 import { RedisTaskTable } from './task-table-redis.ts'
 import type { TaskTable } from './task-table.ts'
 
@@ -30,6 +30,8 @@ export interface RedisStoreOptions extends RedisEndpoint {
   eventCapacity: number
   /** Seconds an event stays replayable. */
   cacheTtl: number
+  /** Most bytes of event data kept per session (its newest event is kept whatever its size); default DEFAULT_EVENT_BYTES. */
+  eventBytes?: number
   /** Seconds to wait for a connection. */
   connectTimeout: number
   /** Seconds a command may take before the request that needs it fails with 503. */
@@ -81,6 +83,7 @@ export class RedisStore implements SessionStore {
   readonly #busPattern: string
   readonly #eventCapacity: number
   readonly #eventTtlMs: number
+  readonly #eventBytes: number
   readonly #onStatus: NonNullable<RedisStoreOptions['onStatus']>
   #listening = false
   #down = false
@@ -94,6 +97,7 @@ export class RedisStore implements SessionStore {
     this.#busPattern = `${options.keyPrefix}b:`
     this.#eventCapacity = options.eventCapacity
     this.#eventTtlMs = Math.ceil(options.cacheTtl * 1000)
+    this.#eventBytes = options.eventBytes ?? DEFAULT_EVENT_BYTES
     this.#onStatus = options.onStatus ?? (() => undefined)
     const connection = redisConnection(options, options.connectTimeout, options.commandTimeout, options.env)
     this.#commands = connectRedis(connection, 'commands')
@@ -137,7 +141,7 @@ export class RedisStore implements SessionStore {
 
   async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
     const ttl = Math.max(1, Math.round(idleTtlMs))
-    const created = await this.#script('mcpEdgeCreate', this.#key('s', record.id), this.#key('e', record.id), ttl, encodeRecord(record, ttl))
+    const created = await this.#script('mcpEdgeCreate', this.#key('s', record.id), this.#key('e', record.id), this.#key('n', record.id), ttl, encodeRecord(record, ttl))
     if (created !== 1) throw new Error(`session ${record.id} already exists`)
     await this.#script('mcpEdgeIndex', this.#key('r', record.route), record.id, ttl)
     this.#cache.put(record.id, { record, version: 0, idleTtlMs: ttl, expiresInMs: ttl })
@@ -179,7 +183,7 @@ export class RedisStore implements SessionStore {
 
   async delete(id: string): Promise<boolean> {
     const docs = [this.#docKey({ session: id, name: 'catalogue' }), this.#docKey({ session: id, name: 'state' })]
-    const route = (await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), ...docs, this.#invalidations, id)) as string | null
+    const route = (await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), this.#key('n', id), ...docs, this.#invalidations, id)) as string | null
     this.#cache.invalidate(id)
     if (route === null) return false
     await this.#run(() => this.#commands.zrem(this.#key('r', route), id))
@@ -195,7 +199,8 @@ export class RedisStore implements SessionStore {
   }
 
   async append(sessionId: string, stream: string, data: string): Promise<string> {
-    const seq = await this.#script('mcpEdgeAppend', this.#key('s', sessionId), this.#key('e', sessionId), stream, data, this.#eventCapacity, this.#eventTtlMs)
+    const seq = await this.#script('mcpEdgeAppend', this.#key('s', sessionId), this.#key('e', sessionId), this.#key('n', sessionId), stream, data,
+      this.#eventCapacity, this.#eventTtlMs, this.#eventBytes)
     return eventId(stream, Number(seq))
   }
 
@@ -249,7 +254,7 @@ export class RedisStore implements SessionStore {
    * A session's record and event log carry its id as a hash tag (`{id}`), so they share a Redis Cluster
    * slot and one script may touch both; a route's index is a key of its own.
    */
-  #key(kind: 's' | 'e' | 'r', name: string): string {
+  #key(kind: 's' | 'e' | 'n' | 'r', name: string): string {
     return kind === 'r' ? `${this.#prefix}r:${name}` : `${this.#prefix}${kind}:{${name}}`
   }
 
