@@ -178,6 +178,9 @@ export interface LimitsConfig {
   uri_length: number
   /** Most components one session may have disabled. */
   hidden_components: number
+  /** Most `subscriptions/listen` streams one client (principal, else address) holds open per route and worker, and the route in all. */
+  listen_streams_per_client: number
+  listen_streams: number
   /** Most messages in one JSON-RPC batch (2025-03-26 sessions). */
   batch_size: number
   /** Most sessions whose roots one worker keeps per route (0: no cache). */

@@ -120,6 +120,8 @@ export const EdgeCode = {
   MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client has too many sessions on this route (limits.sessions_per_principal); end one first' },
   /** A request over `limits.concurrent_requests_per_session`. */
   MCP_EDGE_TOO_MANY_CONCURRENT_REQUESTS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many requests in flight on this session (limits.concurrent_requests_per_session)' },
+  /** A `subscriptions/listen` stream over `limits.listen_streams_per_client` (per worker). */
+  MCP_EDGE_TOO_MANY_LISTEN_STREAMS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client holds too many subscriptions/listen streams (limits.listen_streams_per_client)', headers: { 'retry-after': '5' } },
   /** A new task over `tasks.max_per_owner` (tasks kept until their TTL count). */
   MCP_EDGE_TOO_MANY_TASKS: { status: 429, rpc: ServerError, message: 'Too many tasks for this client (tasks.max_per_owner); wait for one to expire' },
   /** More try-it calls at once than the admin listener runs (TRY_IT_CONCURRENCY). */
@@ -143,6 +145,8 @@ export const EdgeCode = {
   /** Under the cluster, no worker answered the admin listener in time. */
   MCP_EDGE_ADMIN_NO_WORKER: { status: 503, rpc: ServerError, message: 'Service Unavailable: no worker answered the admin API' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
+  /** A `subscriptions/listen` stream over the route's `limits.listen_streams` (per worker). */
+  MCP_EDGE_LISTEN_STREAMS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: this route holds too many subscriptions/listen streams (limits.listen_streams); retry later', headers: { 'retry-after': '5' } },
   /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */
   MCP_EDGE_TOO_MANY_PARKED: { status: 503, rpc: ServerError, message: 'Too many calls wait for their clients on this worker (upstreams[].max_parked); retry later' },
   /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */
