@@ -216,14 +216,16 @@ export interface RedisStoreConfig {
 }
 export type StoreConfig = MemoryStoreConfig | ClusterStoreConfig | RedisStoreConfig
 
-/** Bounds on the HTTP server's connections (seconds; 0 for `max_per_address` switches the cap off). */
+/** Bounds on the HTTP server's connections (seconds; 0 for `max_per_address` or `max_total` switches that cap off). */
 export interface ConnectionsConfig {
   /** Seconds from a request's first byte to its complete headers. */
   header_timeout: number
   /** Seconds more for its complete body. */
   body_timeout: number
-  /** Open connections from one client address. */
-  max_per_address: number
+  /** Open connections from one client address; absent: a sixteenth of max_total, at most 1024 (edge/connection-guard.ts). */
+  max_per_address?: number
+  /** Open connections in all, per process; absent: 80 % of the open-file limit. */
+  max_total?: number
 }
 
 /** Where and how the gateway logs (gateway/log/): level, buffering, and what is redacted. */

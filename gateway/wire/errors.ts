@@ -145,6 +145,8 @@ export const EdgeCode = {
   /** Under the cluster, no worker answered the admin listener in time. */
   MCP_EDGE_ADMIN_NO_WORKER: { status: 503, rpc: ServerError, message: 'Service Unavailable: no worker answered the admin API' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
+  /** The process holds `connections.max_total` connections (by default 80 % of its open-file limit). */
+  MCP_EDGE_CONNECTIONS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the gateway holds as many connections as it may (connections.max_total); retry later', headers: { 'retry-after': '5' } },
   /** A `subscriptions/listen` stream over the route's `limits.listen_streams` (per worker). */
   MCP_EDGE_LISTEN_STREAMS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: this route holds too many subscriptions/listen streams (limits.listen_streams); retry later', headers: { 'retry-after': '5' } },
   /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */

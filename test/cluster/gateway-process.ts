@@ -28,14 +28,20 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `mcp-edge start` on a free port with `config` (YAML keys); resolves once `listeners` processes listen. */
-export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000): Promise<GatewayProcess> {
+/**
+ * Starts `mcp-edge start` on a free port with `config` (YAML keys); resolves once `listeners` processes
+ * listen. `fileLimit` runs it under that `ulimit -n` (the shell execs node, so the pid is the gateway's).
+ */
+export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000, fileLimit?: number): Promise<GatewayProcess> {
   const port = await freePort()
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
   const file = path.join(folder, 'gateway.yaml')
   // JSON is YAML.
   writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, log: { level: 'info' }, ...config }))
-  const child = spawn(process.execPath, [bin, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } })
+  const command = fileLimit === undefined
+    ? [process.execPath, bin, 'start', '--config', file]
+    : ['/bin/sh', '-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, process.execPath, bin, 'start', '--config', file]
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } })
   // Killing the primary is enough: its workers drain and exit when it goes.
   reapOnExit(child)
   const logs: Array<Record<string, unknown>> = []
