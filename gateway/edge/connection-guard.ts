@@ -21,6 +21,7 @@ import type { Server, ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import type { ConnectionsConfig } from '../config/types.ts'
+import { addressKey } from '../wire/caller.ts'
 import { EdgeError } from '../wire/errors.ts'
 import { errorMessage } from '../wire/jsonrpc.ts'
 
@@ -108,7 +109,7 @@ export function capConnections(server: Server, config: ConnectionsConfig, logger
     socket.destroySoon()
   }
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? ''
+    const address = addressKey(socket.remoteAddress ?? '')
     if (total > 0 && openInAll >= total) {
       logFull({ address, open: openInAll, max_total: total, file_limit: files })
       return refuse(socket, full)

@@ -117,7 +117,7 @@ export const EdgeCode = {
   /** Over a transport-level rate rule (`limits.rate` without `tool`); sent with Retry-After. */
   MCP_EDGE_RATE_LIMITED: { status: 429, rpc: ServerError, message: 'Too Many Requests: over a rate limit (limits.rate); retry later' },
   /** A new session over `limits.sessions_per_principal`. */
-  MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client has too many sessions on this route (limits.sessions_per_principal); end one first' },
+  MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client has too many sessions on this route (limits.sessions_per_principal); end one first', headers: { 'retry-after': '10' } },
   /** A request over `limits.concurrent_requests_per_session`. */
   MCP_EDGE_TOO_MANY_CONCURRENT_REQUESTS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many requests in flight on this session (limits.concurrent_requests_per_session)' },
   /** A `subscriptions/listen` stream over `limits.listen_streams_per_client` (per worker). */
@@ -144,7 +144,7 @@ export const EdgeCode = {
   MCP_EDGE_TRY_IT_FAILED: { status: 502, rpc: ServerError, message: 'The call through the route failed' },
   /** Under the cluster, no worker answered the admin listener in time. */
   MCP_EDGE_ADMIN_NO_WORKER: { status: 503, rpc: ServerError, message: 'Service Unavailable: no worker answered the admin API' },
-  MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
+  MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later', headers: { 'retry-after': '10' } },
   /** The process holds `connections.max_total` connections (by default 80 % of its open-file limit). */
   MCP_EDGE_CONNECTIONS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the gateway holds as many connections as it may (connections.max_total); retry later', headers: { 'retry-after': '5' } },
   /** A `subscriptions/listen` stream over the route's `limits.listen_streams` (per worker). */
