@@ -47,5 +47,11 @@ export function createStore(config: StoreConfig, options: CreateStoreOptions = {
 
 /** The options of the memory store that holds the sessions: this process's (memory) or the cluster primary's. */
 export function memoryStoreOptions(config: MemoryStoreConfig | ClusterStoreConfig): MemoryStoreOptions {
-  return { eventCapacity: config.event_capacity, cacheTtl: config.cache_ttl, eventBytes: config.event_bytes, eventBytesTotal: config.event_bytes_total }
+  return {
+    eventCapacity: config.event_capacity,
+    cacheTtl: config.cache_ttl,
+    eventBytes: config.event_bytes,
+    eventBytesTotal: config.event_bytes_total,
+    sessionBytesTotal: config.session_bytes_total,
+  }
 }

@@ -8,10 +8,19 @@
  * `event_bytes_total` for the store. An event's size is its data's length (characters; one byte each
  * for the ASCII of JSON). Over the total, the largest logs lose their oldest events first, down to
  * three quarters of the total, so the work is done once per many appends.
+ *
+ * The sessions' own data (capabilities and clientInfo as created, subscribed URIs, hidden component
+ * names, the session's documents) is counted too, against `session_bytes_total`: over it a new
+ * session, subscription, hidden component or larger document is refused (503, Retry-After), and each
+ * session's share is given back when it ends.
  */
 import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionDocName, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { applyChange } from './session-change.ts'
-import { DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_TOTAL, eventId, parseEventId } from './store.ts'
+import { EdgeError } from '../wire/errors.ts'
+import { DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_TOTAL, DEFAULT_SESSION_BYTES_TOTAL, eventId, parseEventId } from './store.ts'
+
+const jsonLength = (value: unknown): number => JSON.stringify(value)?.length ?? 0
+const listLength = (list: readonly string[]): number => list.reduce((sum, item) => sum + item.length, 0)
 import { MemoryTaskTable } from './task-table-memory.ts'
 
 interface Entry {
@@ -22,6 +31,8 @@ interface Entry {
   events: LoggedEvent[]
   /** The size of `events` (their data's length). */
   eventBytes: number
+  /** The session's own data: capabilities and clientInfo (JSON), subscriptions, hidden names, documents. */
+  dataBytes: number
   /** The session's documents (catalogue, state); made on the first write. */
   docs?: Map<SessionDocName, StoredDoc>
 }
@@ -41,6 +52,8 @@ export interface MemoryStoreOptions {
   eventBytes?: number
   /** Most bytes of event data kept by the store in all. */
   eventBytesTotal?: number
+  /** Most bytes of sessions' own data kept by the store in all. */
+  sessionBytesTotal?: number
   /** Milliseconds between sweeps of expired sessions. */
   sweepIntervalMs?: number
 }
@@ -82,6 +95,9 @@ export class MemoryStore implements SessionStore {
   readonly #eventBytesTotal: number
   /** The size of every session's event log together. */
   #heldEventBytes = 0
+  readonly #sessionBytesTotal: number
+  /** The size of every session's own data together. */
+  #heldDataBytes = 0
   readonly #sweeper: NodeJS.Timeout
 
   constructor(options: MemoryStoreOptions) {
@@ -89,13 +105,16 @@ export class MemoryStore implements SessionStore {
     this.#eventTtlMs = options.cacheTtl * 1000
     this.#eventBytes = options.eventBytes ?? DEFAULT_EVENT_BYTES
     this.#eventBytesTotal = options.eventBytesTotal ?? DEFAULT_EVENT_BYTES_TOTAL
+    this.#sessionBytesTotal = options.sessionBytesTotal ?? DEFAULT_SESSION_BYTES_TOTAL
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 5000)
     this.#sweeper.unref()
   }
 
   async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
     if (this.#live(record.id) !== undefined) throw new Error(`session ${record.id} already exists`)
-    this.#sessions.set(record.id, { record, idleTtlMs, lastSeen: Date.now(), nextSeq: 1, events: [], eventBytes: 0 })
+    const dataBytes = jsonLength(record.clientCapabilities) + jsonLength(record.clientInfo) + listLength(record.subscriptions) + listLength(record.hidden)
+    this.#reserve(dataBytes)
+    this.#sessions.set(record.id, { record, idleTtlMs, lastSeen: Date.now(), nextSeq: 1, events: [], eventBytes: 0, dataBytes })
     let ids = this.#byRoute.get(record.route)
     if (ids === undefined) this.#byRoute.set(record.route, (ids = new Set()))
     ids.add(record.id)
@@ -114,8 +133,31 @@ export class MemoryStore implements SessionStore {
   async update(id: string, change: SessionChange): Promise<SessionRecord | undefined> {
     const entry = this.#live(id)
     if (entry === undefined) return undefined
+    const list = 'subscribe' in change || 'unsubscribe' in change ? entry.record.subscriptions : 'hide' in change || 'show' in change ? entry.record.hidden : undefined
+    const value = 'subscribe' in change ? change.subscribe : 'unsubscribe' in change ? change.unsubscribe : 'hide' in change ? change.hide : 'show' in change ? change.show : ''
+    const before = list?.length ?? 0
+    if (('subscribe' in change || 'hide' in change) && !list!.includes(value) && before < (change.max ?? Infinity)) this.#reserve(value.length)
     applyChange(entry.record, change)
+    if (list !== undefined && list.length !== before) {
+      const delta = list.length > before ? value.length : -value.length
+      entry.dataBytes += delta
+      if (delta < 0) this.#heldDataBytes += delta
+    }
     return entry.record
+  }
+
+  /** The bytes of sessions' own data the store holds, all sessions together (for tests and metrics). */
+  get heldDataBytes(): number {
+    return this.#heldDataBytes
+  }
+
+  /** Counts `bytes` more of session data; throws (503, Retry-After) when that would pass `session_bytes_total`. */
+  #reserve(bytes: number): void {
+    if (this.#heldDataBytes + bytes > this.#sessionBytesTotal) {
+      throw new EdgeError('MCP_EDGE_SESSION_DATA_FULL',
+        `Service Unavailable: the sessions of this gateway hold ${this.#sessionBytesTotal} bytes of data (store.session_bytes_total); retry later`)
+    }
+    this.#heldDataBytes += bytes
   }
 
   touch(id: string): void {
@@ -208,8 +250,13 @@ export class MemoryStore implements SessionStore {
     const entry = this.#live(owner.session)
     if (entry === undefined) return 'gone'
     const docs = (entry.docs ??= new Map())
-    const version = docs.get(owner.name)?.version ?? 0
+    const previous = docs.get(owner.name)
+    const version = previous?.version ?? 0
     if (version !== expected) return 'conflict'
+    const delta = value.length - (previous?.value.length ?? 0)
+    if (delta > 0) this.#reserve(delta)
+    else this.#heldDataBytes += delta
+    entry.dataBytes += delta
     docs.set(owner.name, { version: version + 1, value })
     return { version: version + 1 }
   }
@@ -229,6 +276,7 @@ export class MemoryStore implements SessionStore {
     this.tasks.close()
     this.#sessions.clear()
     this.#heldEventBytes = 0
+    this.#heldDataBytes = 0
     this.#byRoute.clear()
     this.#routeDocs.clear()
     this.#earliestExpiry.clear()
@@ -247,6 +295,7 @@ export class MemoryStore implements SessionStore {
   #remove(entry: Entry): void {
     this.#sessions.delete(entry.record.id)
     this.#heldEventBytes -= entry.eventBytes
+    this.#heldDataBytes -= entry.dataBytes
     const ids = this.#byRoute.get(entry.record.route)
     ids?.delete(entry.record.id)
     if (ids?.size === 0) this.#byRoute.delete(entry.record.route)

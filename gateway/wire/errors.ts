@@ -145,6 +145,8 @@ export const EdgeCode = {
   /** Under the cluster, no worker answered the admin listener in time. */
   MCP_EDGE_ADMIN_NO_WORKER: { status: 503, rpc: ServerError, message: 'Service Unavailable: no worker answered the admin API' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later', headers: { 'retry-after': '10' } },
+  /** The memory store (or cluster primary) holds `store.session_bytes_total` of sessions' own data. */
+  MCP_EDGE_SESSION_DATA_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the sessions hold as much data as the gateway keeps (store.session_bytes_total); retry later', headers: { 'retry-after': '10' } },
   /** The process holds `connections.max_total` connections (by default 80 % of its open-file limit). */
   MCP_EDGE_CONNECTIONS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the gateway holds as many connections as it may (connections.max_total); retry later', headers: { 'retry-after': '5' } },
   /** A `subscriptions/listen` stream over the route's `limits.listen_streams` (per worker). */

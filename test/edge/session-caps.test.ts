@@ -8,6 +8,7 @@
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import t from 'tap'
+import { MemoryStore } from '../../gateway/store/memory.ts'
 import { addressKey } from '../../gateway/wire/caller.ts'
 import { fixture, gatewayWith } from '../e2e/harness.ts'
 
@@ -79,4 +80,46 @@ t.test('sessions filled to their per-session caps are given back when they end',
   t.comment(`ended: heap ${((after.heapUsed - before.heapUsed) / MIB).toFixed(1)} MiB from the start, RSS ${((after.rss - before.rss) / MIB).toFixed(1)} MiB`)
   t.ok(after.heapUsed - before.heapUsed < 4 * MIB, 'the heap is given back')
   t.ok(after.rss - before.rss < 96 * MIB, 'RSS too')
+})
+
+t.test('sessions\' own data in all: over store.session_bytes_total a new session gets 503 with Retry-After; an ended one gives its share back', async (t) => {
+  const route = { location: '/s', handler: fixture('live'), server: { name: 's', version: '1.0.0' }, limits: { sessions_per_principal: 0 } }
+  const gateway = await gatewayWith(t, [route], { store: { type: 'memory', session_bytes_total: 40_000 } })
+  const store = gateway.store as MemoryStore
+  const url = `${gateway.url}/s`
+  const capabilities = { experimental: { pad: 'c'.repeat(16_000) } }
+  const first = await initialize(url, 'a', undefined, capabilities)
+  await first.text()
+  const second = await initialize(url, 'b', undefined, capabilities)
+  await second.text()
+  t.same([first.status, second.status], [200, 200])
+  const third = await initialize(url, 'c', undefined, capabilities)
+  t.equal(third.status, 503)
+  t.equal(third.headers.get('retry-after'), '10')
+  t.match(await third.json(), { jsonrpc: '2.0', id: 'c', error: { code: -32000, message: /store\.session_bytes_total/ } })
+  t.equal(await gateway.store.count('/s'), 2, 'the refused session holds nothing')
+  const held = store.heldDataBytes
+  await (await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': first.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' } })).text()
+  t.ok(store.heldDataBytes <= held - 16_000, 'the ended session gave its share back')
+  const again = await initialize(url, 'd', undefined, capabilities)
+  await again.text()
+  t.equal(again.status, 200, 'and a new one is served')
+})
+
+t.test('the memory store counts subscriptions, hidden names and documents, and refuses past the total', async (t) => {
+  const store = new MemoryStore({ eventCapacity: 16, cacheTtl: 60, sessionBytesTotal: 10_000 })
+  t.teardown(() => store.close())
+  const record = (id: string) => ({ id, route: '/r', protocolVersion: '2025-11-25', clientInfo: undefined, clientCapabilities: {}, principal: undefined, createdAt: 0, initialized: true, logLevel: undefined, subscriptions: [], hidden: [] })
+  await store.create(record('s'), 60_000)
+  const start = store.heldDataBytes
+  await store.update('s', { subscribe: 'u'.repeat(4000) })
+  await store.update('s', { hide: 'tool:' + 'h'.repeat(3000) })
+  t.equal(store.heldDataBytes, start + 4000 + 3005)
+  await t.rejects(store.update('s', { subscribe: 'v'.repeat(4000) }), { code: 'MCP_EDGE_SESSION_DATA_FULL', status: 503 })
+  await t.rejects(store.writeDoc({ session: 's', name: 'state' }, 0, 'x'.repeat(4000)), { code: 'MCP_EDGE_SESSION_DATA_FULL' })
+  await store.update('s', { unsubscribe: 'u'.repeat(4000) })
+  t.equal(store.heldDataBytes, start + 3005, 'an unsubscribe gives its bytes back')
+  t.same(await store.writeDoc({ session: 's', name: 'state' }, 0, 'x'.repeat(4000)), { version: 1 }, 'now the document fits')
+  await store.delete('s')
+  t.equal(store.heldDataBytes, 0, 'the ended session gives everything back')
 })
