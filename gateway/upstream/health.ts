@@ -1,7 +1,7 @@
 /**
  * An upstream's health on this worker, passive and active:
  *
- *   request failed (transport, timeout) ──► down ──► probe after 1 s, 2 s, 4 s … up to health_interval
+ *   request failed (transport, timeout) ──► down ──► probe after 250 ms, 500 ms, then every 1 s (at most health_interval)
  *   request or probe succeeded         ──► up   ──► probe every health_interval
  *
  * A probe is a ping on the worker's own probe session (client name `mcp-edge-health`, initialized
@@ -21,7 +21,12 @@ export interface HealthReport {
   since: string
 }
 
-const FIRST_BACKOFF_MS = 1000
+const FIRST_BACKOFF_MS = 250
+/**
+ * The longest wait between probes while down: a restarted upstream serves again within about a
+ * second (one ping a second per worker is cheap, and callers are answered at once meanwhile).
+ */
+const MAX_DOWN_BACKOFF_MS = 1000
 
 export class UpstreamHealth {
   readonly name: string
@@ -121,7 +126,7 @@ export class UpstreamHealth {
       const wasDown = this.#state === 'down'
       this.failed(this.#describe(error))
       if (wasDown) {
-        this.#backoffMs = Math.min(this.#backoffMs * 2, this.#intervalMs)
+        this.#backoffMs = Math.min(this.#backoffMs * 2, MAX_DOWN_BACKOFF_MS, this.#intervalMs)
         this.#schedule(this.#backoffMs)
       }
     }

@@ -44,8 +44,6 @@ async function setUp(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
 t.test('restarted between calls: the 400 to the old session makes a new one, and the call is answered on each process', async (t) => {
   const { everything, balancer, echo } = await setUp(t)
   for (let n = 0; n < 4; n++) t.equal(text(await echo(`before ${n}`)), `Echo: before ${n}`, `call ${n} before the restart`)
-  const initializesBefore = balancer.log.length
-  void initializesBefore
   await everything.kill()
   await everything.start()
   // Four calls: two on each process, the first on each meeting the upstream's 400.
