@@ -83,10 +83,16 @@ export class ProxyRoute implements LinkHost {
   /** Exposed tool and prompt names learnt from lists (hashed names need them). */
   readonly toolIndex = new Map<string, Origin>()
   readonly promptIndex = new Map<string, Origin>()
-  /** Resource URI → upstream, and per upstream its templates, learnt from lists. */
+  /**
+   * Resource URI → upstream, and per upstream its templates, learnt from lists. A URI two upstreams
+   * list belongs to the first in config order, as the aggregated list shows it (one rule for lists,
+   * reads and subscriptions).
+   */
   readonly resourceIndex = new Map<string, string>()
   readonly templateIndex = new Map<string, Map<string, UriTemplate>>()
   readonly #links = new Map<string, UpstreamLink>()
+  /** Each upstream's place in the route's config. */
+  readonly #order: ReadonlyMap<string, number>
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
@@ -102,6 +108,7 @@ export class ProxyRoute implements LinkHost {
     this.#logger = endpoint.logger
     this.upstreams = new Map(this.route.upstreams.map((upstream) => [upstream.name, upstream]))
     this.names = new Set(this.upstreams.keys())
+    this.#order = new Map([...this.names].map((name, index) => [name, index]))
     this.naming = new Naming(this.route, [...this.names])
     this.#idleMs = this.route.longest_standby * 1000
     this.crossEra = new CrossEra(endpoint.store, this.route, this.#logger)
@@ -266,11 +273,13 @@ export class ProxyRoute implements LinkHost {
     return (kind === 'tool' ? this.toolIndex : this.promptIndex).get(exposed) ?? this.naming.parse(exposed, kind)
   }
 
-  /** The upstream serving `uri`: a listed resource, else the first listed template that matches. */
+  /** The upstream serving `uri`: the first (config order) that lists it, else the first whose template matches. */
   resolveUri(uri: string): string | undefined {
     const listed = this.resourceIndex.get(uri)
     if (listed !== undefined) return listed
-    for (const [name, templates] of this.templateIndex) {
+    for (const name of this.names) {
+      const templates = this.templateIndex.get(name)
+      if (templates === undefined) continue
       for (const template of templates.values()) if (template.match(uri) !== undefined) return name
     }
     if (this.upstreams.size === 1) return this.upstreams.keys().next().value
@@ -279,14 +288,17 @@ export class ProxyRoute implements LinkHost {
 
   /** The upstream that listed the resource template `uriTemplate`. */
   resolveTemplate(uriTemplate: string): string | undefined {
-    for (const [name, templates] of this.templateIndex) if (templates.has(uriTemplate)) return name
+    for (const name of this.names) if (this.templateIndex.get(name)?.has(uriTemplate) === true) return name
     return this.upstreams.size === 1 ? this.upstreams.keys().next().value : undefined
   }
 
   /** Learns one upstream's list page: names and URIs map back to it from now on. */
   learn(kind: ListKind, name: string, items: readonly JsonObject[]): void {
     for (const item of items) {
-      if (kind === 'resources' && typeof item.uri === 'string') this.resourceIndex.set(item.uri, name)
+      if (kind === 'resources' && typeof item.uri === 'string') {
+        const holder = this.resourceIndex.get(item.uri)
+        if (holder === undefined || this.#order.get(name)! < this.#order.get(holder)!) this.resourceIndex.set(item.uri, name)
+      }
       if (kind === 'resourceTemplates' && typeof item.uriTemplate === 'string') {
         let templates = this.templateIndex.get(name)
         if (templates === undefined) this.templateIndex.set(name, (templates = new Map()))

@@ -10,7 +10,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { setTimeout as sleep } from 'node:timers/promises'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { startGatewayProcess, type GatewayProcess } from '../cluster/gateway-process.ts'
 import { roundRobin } from '../cluster/round-robin.ts'
 import { restartableEverything } from '../fixtures/everything-server.ts'
@@ -21,7 +21,7 @@ t.setTimeout(180_000)
 interface CallResult { isError?: boolean; content?: Array<{ text?: string }> }
 const text = (result: CallResult): string => result.content?.[0]?.text ?? ''
 
-async function setUp(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function setUp(t: Test) {
   const redis = await startRedis(t)
   const everything = await restartableEverything(t)
   const store = { type: 'redis', url: redis.url, key_prefix: 'restart:' }
