@@ -44,6 +44,8 @@ const PROBE = '\0probe'
 const PROBE_CLIENT = { name: 'mcp-edge-health', version: '0.1.0' }
 /** Milliseconds between sweeps of idle links. */
 const SWEEP_MS = 30_000
+/** Availability changes this close together make one set of list_changed notifications. */
+const LIST_CHANGED_COALESCE_MS = 100
 
 /** Where a downstream request goes: an upstream, with the name it has there. */
 export type Target = Origin
@@ -100,6 +102,7 @@ export class ProxyRoute implements LinkHost {
   readonly #logger: Logger
   readonly #sweeper: NodeJS.Timeout
   readonly #idleMs: number
+  #listChangedTimer: NodeJS.Timeout | undefined
 
   constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined) {
     this.endpoint = endpoint
@@ -115,8 +118,9 @@ export class ProxyRoute implements LinkHost {
     for (const upstream of this.route.upstreams) {
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
       if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream))
-      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure)
+      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
+      health.onAvailability(() => this.#availabilityChanged())
       health.start()
     }
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS)
@@ -350,8 +354,22 @@ export class ProxyRoute implements LinkHost {
     return Object.fromEntries([...this.health].map(([name, health]) => [name, health.report()]))
   }
 
+  /**
+   * An upstream became available or went away: the route's sessions (on every worker) hear that
+   * its lists changed, once for changes close together.
+   */
+  #availabilityChanged(): void {
+    if (this.#listChangedTimer !== undefined) return
+    this.#listChangedTimer = setTimeout(() => {
+      this.#listChangedTimer = undefined
+      for (const list of ['tools', 'prompts', 'resources'] as const) this.endpoint.listChanged(list)
+    }, LIST_CHANGED_COALESCE_MS)
+    this.#listChangedTimer.unref()
+  }
+
   close(): void {
     clearInterval(this.#sweeper)
+    clearTimeout(this.#listChangedTimer)
     this.crossEra.close()
     for (const health of this.health.values()) health.stop()
     for (const link of this.#links.values()) link.close()
