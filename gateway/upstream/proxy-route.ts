@@ -37,7 +37,7 @@ import { UpstreamHealth, type HealthReport } from './health.ts'
 import { Naming, type Origin } from './names.ts'
 import { installRelay, relayToRequest } from './relay.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
-import { UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
+import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 
 /** The key of the probe links, which belong to no downstream session. */
 const PROBE = '\0probe'
@@ -204,8 +204,7 @@ export class ProxyRoute implements LinkHost {
       if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
       } else if (only && stateless !== undefined) {
-        // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
-        result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
+        result = await this.#sessionOnModern(stateless, record, upstream, method, params, ctx, timeoutMs, extra)
       } else if (parkable(record, method, ctx)) {
         result = await this.crossEra.call(this.link(record, upstream), upstream, record, method, params, ctx, timeoutMs, record.upstreams?.[name])
       } else {
@@ -224,6 +223,25 @@ export class ProxyRoute implements LinkHost {
       if (hop !== undefined) endHopSpan(hop, kind)
       throw error
     }
+  }
+
+  /**
+   * A session client's request to an upstream whose discover lists 2026-07-28 alone: on a session of
+   * the client's own era when the upstream accepts that initialize (so its elicitation, sampling,
+   * roots and list_changed reach the client as on any session); once it refuses one, stateless on
+   * this worker from then on, its input-required rounds asked on the client's session.
+   */
+  async #sessionOnModern(stateless: StatelessUpstream, record: SessionRecord, upstream: UpstreamConfig, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+    if (!stateless.sessionsRefused) {
+      try {
+        return await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
+      } catch (error) {
+        if (!initializeRefused(error)) throw error
+        stateless.sessionsRefused = true
+        this.#logger.info({ upstream: upstream.name }, 'upstream refused a 2025-era session; session clients go up stateless')
+      }
+    }
+    return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
   }
 
   /**

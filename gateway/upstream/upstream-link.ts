@@ -20,7 +20,7 @@
  * so reconnection attempts are paced by the probe, not by the callers.
  */
 import { CLIENT_PROTOCOL_VERSION, McpClient } from '../client/client.ts'
-import { TransportError } from '../client/errors.ts'
+import { ProtocolError, RpcError, TransportError } from '../client/errors.ts'
 import type { RequestOptions } from '../client/protocol.ts'
 import type { InitializeResult } from '../client/types.ts'
 import type { UpstreamConfig } from '../config/types.ts'
@@ -192,7 +192,13 @@ export class UpstreamLink {
       return client
     }
     // The upstream sees exactly what the downstream client declared: nothing stripped, nothing added.
-    const server = await client.initialize({ capabilities: owner.clientCapabilities, protocolVersion: owner.protocolVersion, timeoutMs, on })
+    let server: InitializeResult
+    try {
+      server = await client.initialize({ capabilities: owner.clientCapabilities, protocolVersion: owner.protocolVersion, timeoutMs, on })
+    } catch (error) {
+      if (refusal(error)) initializeRefusals.add(error)
+      throw error
+    }
     this.#host.relay(client, this)
     this.server = server
     this.#sessionId = transport.sessionId
@@ -207,6 +213,23 @@ export class UpstreamLink {
     await this.#host.opened(client, this)
     return client
   }
+}
+
+/** Errors with which an upstream refused this gateway's initialize (it answered, and said no). */
+const initializeRefusals = new WeakSet<object>()
+
+/** An answer that says no: a JSON-RPC error, an HTTP 4xx, a version the client cannot speak. */
+function refusal(error: unknown): error is Error {
+  if (error instanceof RpcError || error instanceof ProtocolError) return true
+  return error instanceof TransportError && error.status !== undefined && error.status >= 400 && error.status < 500
+}
+
+/**
+ * True when `error` is the upstream's refusal of an initialize (a server of 2026-07-28 only has
+ * none), not a failure to reach it.
+ */
+export function initializeRefused(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && initializeRefusals.has(error)
 }
 
 /** Requests that change nothing upstream: sent once more after a lost session even if the upstream may have read them. */
