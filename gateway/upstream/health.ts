@@ -1,7 +1,7 @@
 /**
  * An upstream's health on this worker, passive and active:
  *
- *   request failed (transport, timeout) ──► down ──► probe after 250 ms, 500 ms, then every 1 s (at most health_interval)
+ *   request failed (transport, timeout) ──► down ──► probe after 250 ms, then every 500 ms (at most health_interval)
  *   request or probe succeeded         ──► up   ──► probe every health_interval
  *
  * A probe is a ping on the worker's own probe session (client name `mcp-edge-health`, initialized
@@ -35,7 +35,7 @@ const FIRST_BACKOFF_MS = 250
  * The longest wait between probes while down: a restarted upstream serves again within about a
  * second (one ping a second per worker is cheap, and callers are answered at once meanwhile).
  */
-const MAX_DOWN_BACKOFF_MS = 1000
+const MAX_DOWN_BACKOFF_MS = 500
 
 export class UpstreamHealth {
   readonly name: string
