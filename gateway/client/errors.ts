@@ -50,10 +50,13 @@ export class TransportError extends LocalError {
   readonly code = ClientErrorCode.Transport
   /** The HTTP status, when an HTTP exchange failed with one. */
   readonly status: number | undefined
-  constructor(message: string, options: LocalErrorOptions & { status?: number } = {}) {
+  /** The server refused the message itself (an HTTP error status to its POST): it was never processed. */
+  readonly refused: boolean
+  constructor(message: string, options: LocalErrorOptions & { status?: number; refused?: boolean } = {}) {
     super(message, options)
     this.name = 'TransportError'
     this.status = options.status
+    this.refused = options.refused === true
   }
 }
 

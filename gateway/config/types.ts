@@ -46,6 +46,8 @@ export interface UpstreamConfig {
   list_timeout: number
   /** Seconds between active pings while healthy (the upper bound of the backoff while down). */
   health_interval: number
+  /** Seconds after the start during which lists wait for this upstream while it has not been available yet. */
+  start_wait: number
   /** Stateless clients' calls parked on this worker waiting for the client's answer to the upstream's question. */
   max_parked: number
   /** Input-required rounds of a stateless-only upstream asked of a session client, per call. */

@@ -7,7 +7,7 @@
  *   resources/read uri        ─► local? ─► no ─► listed URI or template match ─► upstream (URI unchanged)
  */
 import { openCaller, type Caller } from '../wire/caller.ts'
-import { RpcError } from '../client/errors.ts'
+import { RpcError, TimeoutError } from '../client/errors.ts'
 import { McpError, RpcCode } from '../wire/errors.ts'
 import type { RequestContext } from '../registry/context.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
@@ -21,7 +21,8 @@ import { checkSubscriptionUri } from '../protocol/session-limits.ts'
 import { toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
-import { describeFailure } from './failure.ts'
+import { describeFailure, isUnavailability } from './failure.ts'
+import type { UpstreamHealth } from './health.ts'
 import { callUpstreamTask, proxiedExecution, runAsGatewayTask, upstreamTaskSupport } from './upstream-tasks.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
 import { cancellationOf, type ProxyRoute, type Target } from './proxy-route.ts'
@@ -106,7 +107,10 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   const unavailable: string[] = []
   const asks = []
   for (const name of cursor === undefined ? proxy.names : Object.keys(cursor.u)) {
-    if (proxy.isDown(name)) {
+    const health = proxy.health.get(name)!
+    // An upstream still starting (not available yet since the gateway started) is waited for, within its start_wait.
+    const startingMs = health.startingMs()
+    if (health.state === 'down' && startingMs === 0) {
       unavailable.push(name)
       continue
     }
@@ -118,7 +122,9 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     // A stateless request's envelope (`_meta`) goes along: a stateless upstream needs it.
     const upstreamParams: JsonObject = meta === undefined ? {} : { _meta: meta }
     if (upstreamCursor !== undefined) upstreamParams.cursor = upstreamCursor
-    asks.push({ name, deadlineMs, page: () => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs: deadlineMs }) })
+    const ask = (timeoutMs: number): Promise<JsonObject> => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs })
+    if (startingMs === 0) asks.push({ name, deadlineMs, page: () => ask(deadlineMs) })
+    else asks.push({ name, deadlineMs: startingMs + deadlineMs, page: () => askStarting(health, deadlineMs, ask) })
   }
   const seen = new Set(items.map((item) => String(item.name ?? item.uri ?? item.uriTemplate)))
   for (const page of await fanOut(asks, kind)) {
@@ -146,6 +152,24 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   if (next.l !== undefined || Object.keys(next.u).length > 0) result.nextCursor = encodeCursor(next)
   if (unavailable.length > 0) result._meta = { [META_UNAVAILABLE]: unavailable }
   return result
+}
+
+/**
+ * One list page of an upstream that has not been available yet since the gateway started: asked
+ * with the rest of its start wait to answer (a child still installing); when it cannot be reached,
+ * the page waits for it to come up (its probe, or its pool, says so) within that wait, then asks.
+ */
+async function askStarting(health: UpstreamHealth, deadlineMs: number, ask: (timeoutMs: number) => Promise<JsonObject>): Promise<JsonObject> {
+  if (health.state !== 'down') {
+    try {
+      return await ask(Math.max(deadlineMs, health.startingMs()))
+    } catch (error) {
+      if (!isUnavailability(error) || health.startingMs() === 0) throw error
+    }
+  }
+  const waitMs = health.startingMs()
+  if (!(await health.whenAvailable(waitMs))) throw new TimeoutError(`${health.name} did not become available within its start wait`, waitMs)
+  return ask(deadlineMs)
 }
 
 /** An upstream's item under its exposed name (tools and prompts), or undefined when the filters hide it. */

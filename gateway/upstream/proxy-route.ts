@@ -37,13 +37,15 @@ import { UpstreamHealth, type HealthReport } from './health.ts'
 import { Naming, type Origin } from './names.ts'
 import { installRelay, relayToRequest } from './relay.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
-import { UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
+import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 
 /** The key of the probe links, which belong to no downstream session. */
 const PROBE = '\0probe'
 const PROBE_CLIENT = { name: 'mcp-edge-health', version: '0.1.0' }
 /** Milliseconds between sweeps of idle links. */
 const SWEEP_MS = 30_000
+/** Availability changes this close together make one set of list_changed notifications. */
+const LIST_CHANGED_COALESCE_MS = 100
 
 /** Where a downstream request goes: an upstream, with the name it has there. */
 export type Target = Origin
@@ -83,10 +85,16 @@ export class ProxyRoute implements LinkHost {
   /** Exposed tool and prompt names learnt from lists (hashed names need them). */
   readonly toolIndex = new Map<string, Origin>()
   readonly promptIndex = new Map<string, Origin>()
-  /** Resource URI → upstream, and per upstream its templates, learnt from lists. */
+  /**
+   * Resource URI → upstream, and per upstream its templates, learnt from lists. A URI two upstreams
+   * list belongs to the first in config order, as the aggregated list shows it (one rule for lists,
+   * reads and subscriptions).
+   */
   readonly resourceIndex = new Map<string, string>()
   readonly templateIndex = new Map<string, Map<string, UriTemplate>>()
   readonly #links = new Map<string, UpstreamLink>()
+  /** Each upstream's place in the route's config. */
+  readonly #order: ReadonlyMap<string, number>
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
@@ -94,6 +102,7 @@ export class ProxyRoute implements LinkHost {
   readonly #logger: Logger
   readonly #sweeper: NodeJS.Timeout
   readonly #idleMs: number
+  #listChangedTimer: NodeJS.Timeout | undefined
 
   constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined) {
     this.endpoint = endpoint
@@ -102,14 +111,16 @@ export class ProxyRoute implements LinkHost {
     this.#logger = endpoint.logger
     this.upstreams = new Map(this.route.upstreams.map((upstream) => [upstream.name, upstream]))
     this.names = new Set(this.upstreams.keys())
+    this.#order = new Map([...this.names].map((name, index) => [name, index]))
     this.naming = new Naming(this.route, [...this.names])
     this.#idleMs = this.route.longest_standby * 1000
     this.crossEra = new CrossEra(endpoint.store, this.route, this.#logger)
     for (const upstream of this.route.upstreams) {
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
       if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream))
-      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure)
+      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
+      health.onAvailability(() => this.#availabilityChanged())
       health.start()
     }
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS)
@@ -193,8 +204,7 @@ export class ProxyRoute implements LinkHost {
       if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
       } else if (only && stateless !== undefined) {
-        // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
-        result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
+        result = await this.#sessionOnModern(stateless, record, upstream, method, params, ctx, timeoutMs, extra)
       } else if (parkable(record, method, ctx)) {
         result = await this.crossEra.call(this.link(record, upstream), upstream, record, method, params, ctx, timeoutMs, record.upstreams?.[name])
       } else {
@@ -213,6 +223,25 @@ export class ProxyRoute implements LinkHost {
       if (hop !== undefined) endHopSpan(hop, kind)
       throw error
     }
+  }
+
+  /**
+   * A session client's request to an upstream whose discover lists 2026-07-28 alone: on a session of
+   * the client's own era when the upstream accepts that initialize (so its elicitation, sampling,
+   * roots and list_changed reach the client as on any session); once it refuses one, stateless on
+   * this worker from then on, its input-required rounds asked on the client's session.
+   */
+  async #sessionOnModern(stateless: StatelessUpstream, record: SessionRecord, upstream: UpstreamConfig, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+    if (!stateless.sessionsRefused) {
+      try {
+        return await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
+      } catch (error) {
+        if (!initializeRefused(error)) throw error
+        stateless.sessionsRefused = true
+        this.#logger.info({ upstream: upstream.name }, 'upstream refused a 2025-era session; session clients go up stateless')
+      }
+    }
+    return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
   }
 
   /**
@@ -266,11 +295,13 @@ export class ProxyRoute implements LinkHost {
     return (kind === 'tool' ? this.toolIndex : this.promptIndex).get(exposed) ?? this.naming.parse(exposed, kind)
   }
 
-  /** The upstream serving `uri`: a listed resource, else the first listed template that matches. */
+  /** The upstream serving `uri`: the first (config order) that lists it, else the first whose template matches. */
   resolveUri(uri: string): string | undefined {
     const listed = this.resourceIndex.get(uri)
     if (listed !== undefined) return listed
-    for (const [name, templates] of this.templateIndex) {
+    for (const name of this.names) {
+      const templates = this.templateIndex.get(name)
+      if (templates === undefined) continue
       for (const template of templates.values()) if (template.match(uri) !== undefined) return name
     }
     if (this.upstreams.size === 1) return this.upstreams.keys().next().value
@@ -279,14 +310,17 @@ export class ProxyRoute implements LinkHost {
 
   /** The upstream that listed the resource template `uriTemplate`. */
   resolveTemplate(uriTemplate: string): string | undefined {
-    for (const [name, templates] of this.templateIndex) if (templates.has(uriTemplate)) return name
+    for (const name of this.names) if (this.templateIndex.get(name)?.has(uriTemplate) === true) return name
     return this.upstreams.size === 1 ? this.upstreams.keys().next().value : undefined
   }
 
   /** Learns one upstream's list page: names and URIs map back to it from now on. */
   learn(kind: ListKind, name: string, items: readonly JsonObject[]): void {
     for (const item of items) {
-      if (kind === 'resources' && typeof item.uri === 'string') this.resourceIndex.set(item.uri, name)
+      if (kind === 'resources' && typeof item.uri === 'string') {
+        const holder = this.resourceIndex.get(item.uri)
+        if (holder === undefined || this.#order.get(name)! < this.#order.get(holder)!) this.resourceIndex.set(item.uri, name)
+      }
       if (kind === 'resourceTemplates' && typeof item.uriTemplate === 'string') {
         let templates = this.templateIndex.get(name)
         if (templates === undefined) this.templateIndex.set(name, (templates = new Map()))
@@ -338,8 +372,22 @@ export class ProxyRoute implements LinkHost {
     return Object.fromEntries([...this.health].map(([name, health]) => [name, health.report()]))
   }
 
+  /**
+   * An upstream became available or went away: the route's sessions (on every worker) hear that
+   * its lists changed, once for changes close together.
+   */
+  #availabilityChanged(): void {
+    if (this.#listChangedTimer !== undefined) return
+    this.#listChangedTimer = setTimeout(() => {
+      this.#listChangedTimer = undefined
+      for (const list of ['tools', 'prompts', 'resources'] as const) this.endpoint.listChanged(list)
+    }, LIST_CHANGED_COALESCE_MS)
+    this.#listChangedTimer.unref()
+  }
+
   close(): void {
     clearInterval(this.#sweeper)
+    clearTimeout(this.#listChangedTimer)
     this.crossEra.close()
     for (const health of this.health.values()) health.stop()
     for (const link of this.#links.values()) link.close()
