@@ -27,6 +27,10 @@ export interface StdioTransports {
   close(): Promise<void>
   /** Each pool's children and unexpected deaths, by upstream name (the metrics and the admin API read it). */
   status?(): Array<{ upstream: string; children: readonly unknown[]; restarts: number }>
+  /** Tells `listener` when `upstream` becomes available (a child is ready) or unavailable (it crashed, it cannot start). */
+  watch?(upstream: UpstreamConfig, listener: (available: boolean, reason: string | undefined) => void): void
+  /** Starts `upstream`'s children now rather than on first use (the gateway starts). */
+  prestart?(upstream: UpstreamConfig): void
 }
 
 /** Largest message from an HTTP or WebSocket upstream when `max_message_size` is not set. */

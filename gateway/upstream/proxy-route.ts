@@ -111,6 +111,8 @@ export class ProxyRoute implements LinkHost {
       const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure)
       this.health.set(upstream.name, health)
       health.start()
+      // A stdio upstream's health is its pool's word: a child ready, or the last one lost (it restarts itself).
+      if (upstream.url === undefined) stdio?.watch?.(upstream, (available, reason) => (available ? health.ok() : health.failed(reason ?? 'unavailable')))
     }
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS)
     this.#sweeper.unref()
@@ -206,6 +208,8 @@ export class ProxyRoute implements LinkHost {
       if (hop !== undefined) endHopSpan(hop, failed)
       return result
     } catch (error) {
+      // A stdio call's failure is that call's: a slow one timed out, a crash is the pool's to report (and restart).
+      if (upstream.url === undefined) throw error
       if (isUnavailability(error) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
       else if (error instanceof RpcError) health.ok()
       const kind = upstreamErrorKind(error)
@@ -254,9 +258,13 @@ export class ProxyRoute implements LinkHost {
     return new McpError(RpcCode.InternalError, `Upstream "${name}" is unavailable: ${describeFailure(error)}`, { upstream: name })
   }
 
-  /** True when the upstream is known to be down on this worker (calls answer at once instead of waiting). */
+  /**
+   * True when the upstream is known to be down on this worker (calls answer at once instead of
+   * waiting). Never for a stdio upstream: its pool restarts a lost child and a call waits for a
+   * restart due soon, or is refused by the pool at once.
+   */
   isDown(name: string): boolean {
-    return this.health.get(name)?.state === 'down'
+    return this.health.get(name)?.state === 'down' && this.upstreams.get(name)?.url !== undefined
   }
 
   // ---- names and URIs ------------------------------------------------------------------------

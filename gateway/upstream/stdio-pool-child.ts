@@ -10,7 +10,10 @@
  *   progress    the child's token is its request id: progress(token 7) ─► A with A's own token
  *   cancel      A cancels 1 ─► notifications/cancelled for 7 (never for B's request)
  *   broadcast   list_changed, log messages ─► every session; resources/updated ─► its subscribers
- *   child→client sampling/elicitation/roots ─► the one session with a request in flight, else an error
+ *   child→client sampling/elicitation ─► the session whose call caused it: named by the request's
+ *                _meta (relatedRequestId, a progress token of ours), else the one session with a call
+ *                in flight that may ask (stdio-pool-asks.ts keeps it at one), else it waits until
+ *                only one is left; roots/list of a shared child ─► the upstream's configured roots
  *
  * The child is initialized once, by the multiplexer; every session's initialize is answered from
  * that handshake. It is pinged (a child that stops answering is replaced) and stopped when idle.
@@ -20,6 +23,7 @@ import { RpcCode } from '../wire/errors.ts'
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.ts'
 import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
+import { AskGate, MAX_UNATTRIBUTED } from './stdio-pool-asks.ts'
 import { ChildRequests, missingCapability } from './stdio-pool-inbound.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
 
@@ -32,6 +36,8 @@ export interface PoolSession {
    * kept as data): its client answers for itself.
    */
   readonly capabilities: ClientCapabilities | undefined
+  /** The session's client can be asked to sample or elicit (or may be: its capabilities are unknown). */
+  readonly canBeAsked: boolean
   /** Requests of this session in flight: the session's id → the child's id. */
   readonly inFlight: Map<RequestId, number>
   /**
@@ -54,7 +60,26 @@ interface Outbound {
   subscribe?: string
   /** The multiplexer's own requests (initialize, ping, unsubscribe). */
   internal?: (message: Record<string, unknown>) => void
+  /** A call that may make the child ask the client: its key (method and name), see stdio-pool-asks.ts. */
+  ask?: string
+  /** Under the one-session rule (not known quiet). */
+  gated?: boolean
+  /** The child asked the session's client while this call was in flight. */
+  asked?: boolean
 }
+
+/** A child's request to a client not yet known to be whose, and the sessions it may be. */
+interface Unattributed {
+  request: JsonRpcRequest
+  params: Record<string, unknown>
+  candidates: Set<PoolSession>
+}
+
+/** Calls that may make a child ask its client (a tool, a prompt, a read run server code). */
+const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read'])
+
+/** `_meta` keys that may name the request a child's request belongs to (its id as the child saw it). */
+const RELATED_KEYS = ['relatedRequestId', 'io.modelcontextprotocol/related-request-id'] as const
 
 const noop = (): void => undefined
 
@@ -69,8 +94,11 @@ export class PoolChild {
   readySince = 0
   /** The child answered its idle timeout with nothing to do; the pool stops it or keeps it. */
   onidle?: (child: PoolChild) => void
-  /** The child is gone; `unexpected` when it crashed, hung or failed to start (not when it was stopped). */
-  ondeath?: (child: PoolChild, reason: string, unexpected: boolean) => void
+  /**
+   * The child is gone; `unexpected` when it crashed, hung or failed to start (not when it was
+   * stopped); `served` is how many sessions it had then.
+   */
+  ondeath?: (child: PoolChild, reason: string, unexpected: boolean, served: number) => void
 
   readonly #config: StdioUpstreamConfig
   readonly #log: Logger
@@ -85,6 +113,9 @@ export class PoolChild {
   /** The child's requests to sessions' clients, awaiting their answers. */
   readonly #inbound = new ChildRequests<PoolSession>()
   readonly #subscriptions = new Map<string, Set<PoolSession>>()
+  /** Calls that may ask run one session at a time: unset in `session` isolation (one session per child). */
+  readonly #asks: AskGate<PoolSession> | undefined
+  readonly #unattributed: Unattributed[] = []
   #lastActivity = Date.now()
   #idleTimer: NodeJS.Timeout | undefined
   #pingTimer: NodeJS.Timeout | undefined
@@ -94,6 +125,7 @@ export class PoolChild {
     this.#config = config
     this.#log = log
     this.#graceMs = graceMs
+    this.#asks = config.isolation === 'session' ? undefined : new AskGate()
     this.ready = this.#boot(handshake)
     this.ready.catch(() => undefined)
   }
@@ -110,6 +142,7 @@ export class PoolChild {
   /** The session leaves: its requests in flight are cancelled at the child, its subscriptions dropped. */
   detach(session: PoolSession): void {
     if (!this.sessions.delete(session)) return
+    this.#asks?.leave(session)
     for (const childId of session.inFlight.values()) {
       this.#settle(childId)
       this.#send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: childId, reason: 'the session closed' } })
@@ -124,19 +157,45 @@ export class PoolChild {
     }
   }
 
-  /** Sends a session's request to the child under a fresh id (and a fresh progress token); rejects when the child cannot take it. */
+  /**
+   * Sends a session's request to the child under a fresh id (and a fresh progress token); rejects when
+   * the child cannot take it. A call that may ask waits while another session has one in flight.
+   */
   forward(session: PoolSession, message: JsonRpcRequest): Promise<void> {
+    if (session.canBeAsked && this.#asks !== undefined && MAY_ASK.has(message.method)) {
+      const key = message.method === 'resources/read' ? message.method : `${message.method}\0${String(message.params?.name)}`
+      if (!this.#asks.mayAsk(key)) return this.#dispatch(session, message, key, false)
+      if (this.#asks.open(session)) return this.#dispatch(session, message, key, true)
+      return new Promise((resolve, reject) => {
+        this.#asks!.hold({
+          session,
+          id: message.id,
+          go: () => this.#dispatch(session, message, key, true).then(resolve, reject),
+          drop: (error) => (error === undefined ? resolve() : reject(error)),
+        })
+      })
+    }
+    return this.#dispatch(session, message, undefined, false)
+  }
+
+  #dispatch(session: PoolSession, message: JsonRpcRequest, ask: string | undefined, gated: boolean): Promise<void> {
     let params = message.params
     if (message.method === 'resources/unsubscribe' && this.#unsubscribeLocally(session, String(params?.uri))) {
       queueMicrotask(() => session.deliver({ jsonrpc: '2.0', id: message.id, result: {} }))
       return Promise.resolve()
     }
+    if (this.state === 'gone') return Promise.reject(new Error('the child is not running'))
     const childId = ++this.#nextId
     const meta = params?._meta as JsonObject | undefined
     const token = meta?.progressToken
     if (token !== undefined) params = { ...params, _meta: { ...meta, progressToken: childId } }
     const outbound: Outbound = { session, id: message.id, token }
     if (message.method === 'resources/subscribe' && typeof params?.uri === 'string') outbound.subscribe = params.uri
+    if (ask !== undefined) {
+      outbound.ask = ask
+      outbound.gated = gated
+      if (gated) this.#asks!.started(session)
+    }
     this.#outbound.set(childId, outbound)
     session.inFlight.set(message.id, childId)
     this.#busy.add(session)
@@ -152,9 +211,16 @@ export class PoolChild {
   /** A session's notification: a cancellation is rewritten to the child's id (or dropped when nothing matches). */
   notify(session: PoolSession, message: JsonRpcNotification): Promise<void> {
     this.#lastActivity = Date.now()
-    if (message.method !== 'notifications/cancelled') return this.#write(message)
+    if (message.method !== 'notifications/cancelled') {
+      // A shared child's roots are the upstream's, not a session's: its roots changing is no news to the child.
+      if (message.method === 'notifications/roots/list_changed' && this.#asks !== undefined) return Promise.resolve()
+      return this.#write(message)
+    }
     const childId = session.inFlight.get(message.params?.requestId as RequestId)
-    if (childId === undefined) return Promise.resolve()
+    if (childId === undefined) {
+      this.#asks?.cancel(session, message.params?.requestId)
+      return Promise.resolve()
+    }
     this.#settle(childId)
     return this.#write({ jsonrpc: '2.0', method: message.method, params: { ...message.params, requestId: childId } })
   }
@@ -227,7 +293,7 @@ export class PoolChild {
     if (outbound === undefined) return this.#junk('an answer to an unknown id', message)
     if (outbound.internal !== undefined) return outbound.internal(message)
     this.#lastActivity = Date.now()
-    this.#settle(childId as number)
+    this.#settle(childId as number, true)
     const session = outbound.session!
     if (outbound.subscribe !== undefined && 'result' in message) {
       let subscribers = this.#subscriptions.get(outbound.subscribe)
@@ -271,22 +337,101 @@ export class PoolChild {
 
   #childRequest(request: JsonRpcRequest, params: Record<string, unknown>): void {
     if (request.method === 'ping') return this.#send({ jsonrpc: '2.0', id: request.id, result: {} })
-    // Only a request in flight can have caused this one; with several, any choice could be the wrong client.
-    const [session, other] = this.#busy
-    let refusal: string | undefined
-    if (session === undefined) refusal = `${request.method} arrived while no session had a request in flight`
-    else if (other !== undefined) refusal = `${request.method} arrived while ${this.#busy.size} sessions had requests in flight, so it cannot be told whose it is; isolation: session gives each session its own child`
-    else {
-      const missing = missingCapability(request.method, session.capabilities)
-      if (missing !== undefined) return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${missing} capability` } })
+    if (request.method === 'roots/list' && this.#asks !== undefined) {
+      // A shared child is never told a user's roots: only the upstream's own, when configured.
+      const roots = this.#config.roots
+      if (roots !== undefined) return this.#send({ jsonrpc: '2.0', id: request.id, result: { roots } })
+      return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: 'mcp-edge: a shared child has no roots (configure the upstream\'s roots, or isolation: session)' } })
     }
-    if (refusal !== undefined) {
-      this.#log.warn({ childPid: this.pid, method: request.method }, 'stdio upstream request refused: ambiguous on a shared child')
-      return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.InternalError, message: `mcp-edge: ${refusal}` } })
+    const named = this.#namedSession(params)
+    if (named !== undefined) return this.#toSession(named, request, params)
+    if (this.#busy.size === 0) return this.#refuse(request, `${request.method} arrived while no session had a request in flight`)
+    const candidates = new Set<PoolSession>()
+    let missing: string | number | undefined
+    for (const session of this.#busy) {
+      const lacks = missingCapability(request.method, session.capabilities)
+      if (lacks === undefined) candidates.add(session)
+      else missing = lacks
     }
+    if (candidates.size === 0) return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${missing} capability` } })
+    const waiting: Unattributed = { request, params, candidates }
+    if (this.#attribute(waiting)) return
+    // Whose it is cannot be told yet: the calls it may belong to may ask, all of them; it waits until one is left.
+    if (this.#unattributed.length >= MAX_UNATTRIBUTED) return this.#refuse(request, `${request.method} arrived while ${candidates.size} sessions had calls in flight, and ${MAX_UNATTRIBUTED} such requests already wait`)
+    for (const session of candidates) this.#markAsked(session)
+    this.#unattributed.push(waiting)
+  }
+
+  /** The session a child's request names in its `_meta` (the child's id of a call, or a progress token of ours). */
+  #namedSession(params: Record<string, unknown>): PoolSession | undefined {
+    const meta = params._meta as Record<string, unknown> | undefined
+    if (meta === undefined || meta === null || typeof meta !== 'object') return undefined
+    for (const key of RELATED_KEYS) {
+      const related = meta[key]
+      if (typeof related === 'number') {
+        const session = this.#outbound.get(related)?.session
+        if (session !== undefined) return session
+      }
+    }
+    const token = meta.progressToken
+    return typeof token === 'number' ? this.#outbound.get(token)?.session : undefined
+  }
+
+  /** Sends `waiting` to its session when it is known by now (true), or refuses it when none is left (true). */
+  #attribute(waiting: Unattributed): boolean {
+    const { candidates, request, params } = waiting
+    for (const session of candidates) if (!this.#busy.has(session)) candidates.delete(session)
+    if (candidates.size === 0) {
+      this.#refuse(request, `${request.method}: every call it may belong to ended before it could be told whose it is`)
+      return true
+    }
+    let only: PoolSession | undefined
+    if (candidates.size === 1) only = candidates.values().next().value
+    else if (this.#asks !== undefined) {
+      // Of the sessions it may belong to, the one with a call that may ask.
+      let count = 0
+      for (const session of this.#asks.askingSessions()) {
+        if (!candidates.has(session)) continue
+        only = session
+        count++
+      }
+      if (count !== 1) only = undefined
+    }
+    if (only === undefined) return false
+    this.#toSession(only, request, params)
+    return true
+  }
+
+  #toSession(session: PoolSession, request: JsonRpcRequest, params: Record<string, unknown>): void {
+    const missing = missingCapability(request.method, session.capabilities)
+    if (missing !== undefined) return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${missing} capability` } })
+    this.#markAsked(session)
     const elicitationId = request.method === 'elicitation/create' && typeof params.elicitationId === 'string' ? params.elicitationId : undefined
-    const inboundId = this.#inbound.open(session!, request.id, elicitationId)
-    session!.deliver({ ...request, id: inboundId }, onlyRequest(session!))
+    const inboundId = this.#inbound.open(session, request.id, elicitationId)
+    session.deliver({ ...request, id: inboundId }, onlyRequest(session))
+  }
+
+  /** The session's calls in flight may have asked: none of their keys is learnt quiet. */
+  #markAsked(session: PoolSession): void {
+    for (const childId of session.inFlight.values()) {
+      const outbound = this.#outbound.get(childId)
+      if (outbound?.ask === undefined) continue
+      outbound.asked = true
+      this.#asks?.asks(outbound.ask)
+    }
+  }
+
+  #refuse(request: JsonRpcRequest, refusal: string): void {
+    this.#log.warn({ childPid: this.pid, method: request.method }, 'stdio upstream request refused: no session to ask')
+    this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.InternalError, message: `mcp-edge: ${refusal}` } })
+  }
+
+  /** Calls ended: child requests waiting to be told whose may be told now. */
+  #reattribute(): void {
+    for (let i = 0; i < this.#unattributed.length; ) {
+      if (this.#attribute(this.#unattributed[i]!)) this.#unattributed.splice(i, 1)
+      else i++
+    }
   }
 
   #unsubscribeLocally(session: PoolSession, uri: string): boolean {
@@ -348,7 +493,8 @@ export class PoolChild {
     this.#write(message).catch(() => undefined)
   }
 
-  #settle(childId: number): void {
+  /** A call is over: `answered` when the child answered it (so a quiet call teaches its key). */
+  #settle(childId: number, answered = false): void {
     const outbound = this.#outbound.get(childId)
     if (outbound?.session === undefined) return
     this.#outbound.delete(childId)
@@ -356,6 +502,8 @@ export class PoolChild {
     session.inFlight.delete(outbound.id)
     if (session.inFlight.size === 0) this.#busy.delete(session)
     this.#requestsInFlight--
+    if (outbound.gated === true) this.#asks!.finished(session, answered && outbound.asked !== true ? outbound.ask : undefined)
+    if (this.#unattributed.length !== 0) this.#reattribute()
   }
 
   #armIdle(ms: number): void {
@@ -384,6 +532,8 @@ export class PoolChild {
     this.#outbound.clear()
     this.#busy.clear()
     this.#requestsInFlight = 0
+    this.#unattributed.length = 0
+    this.#asks?.drain(new Error(`the child ${reason}`))
     for (const outbound of internal) outbound.internal!({ error: { message: reason }, gone: true })
     for (const [session, inboundId] of this.#inbound.drain()) {
       session.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inboundId, reason: `the upstream ${reason}` } })
@@ -393,7 +543,7 @@ export class PoolChild {
     this.sessions.clear()
     for (const session of sessions) session.childGone(this, reason)
     if (this.#process !== undefined && this.#stopped === undefined) this.#stopped = this.#process.stop(this.#graceMs)
-    this.ondeath?.(this, reason, unexpected)
+    this.ondeath?.(this, reason, unexpected, sessions.length)
   }
 }
 

@@ -59,6 +59,11 @@ export class StdioPoolTransport implements Transport, PoolSession {
     if (key.initialize !== undefined) this.capabilities = (key.initialize.capabilities ?? {}) as ClientCapabilities
   }
 
+  get canBeAsked(): boolean {
+    const capabilities = this.capabilities
+    return capabilities === undefined || capabilities.sampling !== undefined || capabilities.elicitation !== undefined
+  }
+
   /** The pid of the child serving this session now, if any (for logs and tests). */
   get pid(): number | undefined {
     return this.child?.pid

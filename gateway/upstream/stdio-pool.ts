@@ -7,11 +7,17 @@
  *   isolation: session    a group per session, one child each, initialized with that session's
  *                         own initialize (its capabilities); stopped when the session closes
  *
- * Children start lazily (pool.min of them stay up in `shared`), are stopped after idle_timeout
- * without traffic, and a child that crashes, hangs or fails to start makes its group wait before
- * the next start: 100 ms, doubling to 10 s (reset once a child has run 10 s). Every stop kills the
- * child's whole process group. The children belong to this worker: a session served by another
- * worker gets a child from that worker's pool.
+ * Children start lazily (pool.min of them stay up in `shared`; `warm` starts one when the gateway
+ * starts), are stopped after idle_timeout without traffic, and a child that crashes, hangs or fails
+ * to start makes its group wait before the next start: 100 ms, doubling to 10 s (reset once a child
+ * has run 10 s). A crashed `shared` child that served sessions is restarted once the wait is over,
+ * and a request that finds no child waits for a restart due within RESTART_WAIT_MS rather than
+ * failing. Every stop kills the child's whole process group. The children belong to this worker: a
+ * session served by another worker gets a child from that worker's pool.
+ *
+ * `onavailability` hears when the upstream becomes available (a child is ready) and when it is not
+ * (the last ready child crashed, or a start failed): the route's health follows it, so /readyz and
+ * the route's list_changed signal see a stdio upstream come and go like any other.
  */
 import type { Logger } from 'pino'
 import { TransportError } from '../client/errors.ts'
@@ -42,6 +48,12 @@ export interface StdioPoolOptions {
   clientInfo?: Implementation
 }
 
+/** The upstream became available (`reason` undefined) or unavailable (why, fit for /readyz). */
+export type AvailabilityListener = (available: boolean, reason: string | undefined) => void
+
+/** A request that finds its group waiting to restart waits this long at most; a longer wait is refused at once. */
+export const RESTART_WAIT_MS = 1000
+
 /** One child as `status()` reports it. */
 export interface StdioChildStatus {
   pid: number | undefined
@@ -68,7 +80,16 @@ const DEFAULT_BACKOFF: StdioBackoff = { initialMs: 100, maxMs: 10_000, resetMs: 
  * What a shared child is told about its client: every capability a session may have, because a
  * server→client request is only passed to a session whose own client declared the capability.
  */
-const SHARED_CAPABILITIES: JsonObject = { roots: { listChanged: true }, sampling: {}, elicitation: { form: {}, url: {} } }
+const SHARED_CAPABILITIES: JsonObject = { sampling: {}, elicitation: { form: {}, url: {} } }
+
+/**
+ * A shared (or per-principal) child is never given a user's roots: one session's roots would become
+ * every session's sandbox. It declares roots only when the upstream configures `roots`, and the pool
+ * answers its roots/list with those (stdio-pool-child.ts).
+ */
+function sharedCapabilities(config: StdioUpstreamConfig): JsonObject {
+  return config.roots === undefined ? SHARED_CAPABILITIES : { ...SHARED_CAPABILITIES, roots: {} }
+}
 
 /** The pool of one stdio upstream on this worker; `transportFor` is the seam the proxy uses. */
 export class StdioPool implements PoolHost {
@@ -86,6 +107,8 @@ export class StdioPool implements PoolHost {
   #running = 0
   #nextSession = 0
   #closed = false
+  /** Told when the upstream becomes available or unavailable on this worker. */
+  onavailability?: AvailabilityListener
 
   constructor(config: StdioUpstreamConfig, options: StdioPoolOptions) {
     this.name = config.name
@@ -101,11 +124,16 @@ export class StdioPool implements PoolHost {
     return new StdioPoolTransport(this, key)
   }
 
-  /** Starts pool.min children now (`shared`), rather than on first use. */
+  /**
+   * Starts pool.min children now (`shared`; at least one), rather than on first use: the gateway
+   * calls it at start, so a child that takes long to start (`npx -y` installing) is ready, or on
+   * its way, before the first list. Rejects when a child cannot start (the restart goes on).
+   */
   async warm(): Promise<void> {
-    if (this.config.isolation !== 'shared') return
+    if (this.config.isolation !== 'shared' || this.#closed) return
     const group = this.#group('*')
-    while (group.children.length < this.config.pool.min) this.#spawn(group)
+    const want = Math.max(this.config.pool.min, 1)
+    while (group.children.length < want && this.#running < this.config.pool.max) this.#spawn(group)
     await Promise.all(group.children.map((child) => child.ready))
   }
 
@@ -143,8 +171,16 @@ export class StdioPool implements PoolHost {
     const group = this.#groupOf(session)
     if (this.config.isolation === 'session') group.handshake ??= initialize ?? session.key.initialize
     let child = session.child
-    if (child === undefined || child.state === 'gone') {
-      child = this.#choose(group)
+    while (child === undefined || child.state === 'gone') {
+      const chosen = this.#choose(group)
+      if (typeof chosen === 'number') {
+        // A restart due soon: wait for it rather than fail the request.
+        await delay(chosen)
+        if (this.#closed) throw new TransportError(`${this.name}: the upstream pool is closed`)
+        child = session.child
+        continue
+      }
+      child = chosen
       child.attach(session)
       session.child = child
     }
@@ -193,13 +229,15 @@ export class StdioPool implements PoolHost {
     return group
   }
 
-  #choose(group: Group): PoolChild {
+  /** The child for a new session of `group`, or the milliseconds to wait for the group's restart. */
+  #choose(group: Group): PoolChild | number {
     const { children } = group
     const wantsAnother = children.length === 0 || children.every((child) => child.sessions.size > 0)
     if (wantsAnother && children.length < group.capacity && this.#running < this.config.pool.max) {
       const waitMs = group.retryAt - Date.now()
       if (waitMs <= 0) return this.#spawn(group)
       if (children.length === 0) {
+        if (waitMs <= RESTART_WAIT_MS) return waitMs
         throw new TransportError(`${this.name}: the upstream failed ${group.failures} times in a row; next start in ${waitMs} ms`)
       }
     }
@@ -212,39 +250,53 @@ export class StdioPool implements PoolHost {
   }
 
   #spawn(group: Group): PoolChild {
-    const handshake = group.handshake ?? { protocolVersion: LATEST_STATEFUL_VERSION, capabilities: SHARED_CAPABILITIES, clientInfo: this.#clientInfo as unknown as JsonObject }
+    const handshake = group.handshake ?? { protocolVersion: LATEST_STATEFUL_VERSION, capabilities: sharedCapabilities(this.config), clientInfo: this.#clientInfo as unknown as JsonObject }
     const child = new PoolChild(this.config, handshake, this.#log, this.#graceMs)
-    child.ondeath = (gone, reason, unexpected) => this.#died(group, gone, unexpected)
+    child.ondeath = (gone, _reason, unexpected, served) => this.#died(group, gone, unexpected, served)
     child.onidle = (idle) => this.#idle(group, idle)
     group.children.push(child)
     this.#running++
+    child.ready.then(() => this.#closed || this.onavailability?.(true, undefined), noop)
     return child
   }
 
-  #died(group: Group, child: PoolChild, unexpected: boolean): void {
+  #died(group: Group, child: PoolChild, unexpected: boolean, served: number): void {
     const index = group.children.indexOf(child)
     if (index === -1) return
     group.children.splice(index, 1)
     this.#running--
+    let waitMs = 0
     if (unexpected) {
       this.restarts++
       const now = Date.now()
       if (child.readySince > 0 && now - child.readySince >= this.#backoff.resetMs) group.failures = 0
       group.failures++
-      const waitMs = Math.min(this.#backoff.initialMs * 2 ** (group.failures - 1), this.#backoff.maxMs)
+      waitMs = Math.min(this.#backoff.initialMs * 2 ** (group.failures - 1), this.#backoff.maxMs)
       group.retryAt = now + waitMs
       this.#log.warn({ childPid: child.pid, failures: group.failures, retryInMs: waitMs }, 'stdio upstream child failed; restarting with backoff')
     }
     if (this.#closed) return
-    if (group.key === '*' && group.children.length < this.config.pool.min) this.#keepMin(group)
+    if (unexpected && !this.#anyReady()) {
+      // The reason names what happened to the process, never its command line or output.
+      const what = child.readySince > 0 ? 'its child process stopped unexpectedly' : 'its child process could not start'
+      this.onavailability?.(false, `${what}; next start in ${waitMs} ms`)
+    }
+    // A shared child that served sessions comes back on its own: their next requests find it ready.
+    const floor = unexpected && served > 0 ? Math.max(this.config.pool.min, 1) : this.config.pool.min
+    if (group.key === '*' && group.children.length < floor) this.#keepMin(group, floor)
     else if (group.key !== '*' && group.sessions.size === 0 && group.children.length === 0) this.#forget(group)
   }
 
-  /** pool.min children stay up: a lost one is replaced once its group's backoff allows. */
-  #keepMin(group: Group): void {
+  #anyReady(): boolean {
+    for (const group of this.#groups.values()) for (const child of group.children) if (child.state === 'ready') return true
+    return false
+  }
+
+  /** `floor` children stay up: a lost one is replaced once its group's backoff allows. */
+  #keepMin(group: Group, floor: number): void {
     clearTimeout(group.restartTimer)
     group.restartTimer = setTimeout(() => {
-      if (this.#closed || group.children.length >= this.config.pool.min) return
+      if (this.#closed || group.children.length >= floor || this.#running >= this.config.pool.max) return
       this.#spawn(group).ready.catch(() => undefined)
     }, Math.max(group.retryAt - Date.now(), 0)).unref()
   }
@@ -258,6 +310,12 @@ export class StdioPool implements PoolHost {
     clearTimeout(group.restartTimer)
     this.#groups.delete(group.key)
   }
+}
+
+const noop = (): void => undefined
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 const serials = new WeakMap<StdioPoolTransport, number>()

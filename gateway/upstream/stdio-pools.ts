@@ -7,7 +7,7 @@ import type { Logger } from 'pino'
 import type { Transport } from '../client/transport.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { resolveStdioUpstream, type StdioUpstreamInput } from './stdio-pool-config.ts'
-import { StdioPool, type StdioBackoff, type StdioChildStatus } from './stdio-pool.ts'
+import { StdioPool, type AvailabilityListener, type StdioBackoff, type StdioChildStatus } from './stdio-pool.ts'
 
 /** An upstream as the proxy's config has it: `command` is absent for HTTP and WebSocket upstreams. */
 export type StdioUpstreamLike = Omit<StdioUpstreamInput, 'command'> & { command?: StdioUpstreamInput['command'] }
@@ -53,6 +53,16 @@ export class StdioPools {
       this.#pools.set(upstream, pool)
     }
     return pool
+  }
+
+  /** `listener` hears when `upstream` becomes available or unavailable on this worker (one listener per upstream). */
+  watch(upstream: StdioUpstreamLike, listener: AvailabilityListener): void {
+    this.pool(upstream).onavailability = listener
+  }
+
+  /** Starts `upstream`'s children (`shared`) now: one that fails to start is restarted with backoff, and its health says why. */
+  prestart(upstream: StdioUpstreamLike): void {
+    this.pool(upstream).warm().catch(() => undefined)
   }
 
   /** Each pool's children, by upstream name, for /readyz. */
