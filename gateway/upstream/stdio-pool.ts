@@ -235,7 +235,11 @@ export class StdioPool implements PoolHost {
     const wantsAnother = children.length === 0 || children.every((child) => child.sessions.size > 0)
     if (wantsAnother && children.length < group.capacity && this.#running < this.config.pool.max) {
       const waitMs = group.retryAt - Date.now()
-      if (waitMs <= 0) return this.#spawn(group)
+      if (waitMs <= 0) {
+        const spawned = this.#spawn(group)
+        // While the new child starts, a ready one serves: a session is not kept waiting for a start.
+        return leastLoaded(children, 'ready') ?? spawned
+      }
       if (children.length === 0) {
         if (waitMs <= RESTART_WAIT_MS) return waitMs
         throw new TransportError(`${this.name}: the upstream failed ${group.failures} times in a row; next start in ${waitMs} ms`)
@@ -244,9 +248,7 @@ export class StdioPool implements PoolHost {
     if (children.length === 0) {
       throw new TransportError(`${this.name}: ${this.#running} children run, which is pool.max (isolation: ${this.config.isolation})`)
     }
-    let least = children[0]!
-    for (const child of children) if (child.sessions.size < least.sessions.size) least = child
-    return least
+    return leastLoaded(children, 'ready') ?? leastLoaded(children, undefined)!
   }
 
   #spawn(group: Group): PoolChild {
@@ -313,6 +315,13 @@ export class StdioPool implements PoolHost {
 }
 
 const noop = (): void => undefined
+
+/** The child with the fewest sessions (of those in `state`, when given). */
+function leastLoaded(children: readonly PoolChild[], state: PoolChild['state'] | undefined): PoolChild | undefined {
+  let least: PoolChild | undefined
+  for (const child of children) if ((state === undefined || child.state === state) && (least === undefined || child.sessions.size < least.sessions.size)) least = child
+  return least
+}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
