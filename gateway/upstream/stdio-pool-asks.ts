@@ -76,6 +76,11 @@ export class AskGate<Session> {
     this.#asking.clear()
   }
 
+  /** True when `session` has calls queued. */
+  holds(session: Session): boolean {
+    return this.#held.some((held) => held.session === session)
+  }
+
   /** Queued calls. */
   get held(): number {
     return this.#held.length

@@ -139,6 +139,13 @@ export class PoolChild {
     this.sessions.add(session)
   }
 
+  /** True when the session has nothing under way here (requests, queued calls, the child's requests, subscriptions): it may move. */
+  holdsNothingOf(session: PoolSession): boolean {
+    if (session.inFlight.size > 0 || this.#asks?.holds(session) === true || this.#inbound.has(session)) return false
+    for (const subscribers of this.#subscriptions.values()) if (subscribers.has(session)) return false
+    return true
+  }
+
   /** The session leaves: its requests in flight are cancelled at the child, its subscriptions dropped. */
   detach(session: PoolSession): void {
     if (!this.sessions.delete(session)) return

@@ -59,6 +59,8 @@ export interface StdioChildStatus {
   pid: number | undefined
   state: PoolChild['state']
   sessions: number
+  /** The downstream sessions it serves (for tests: never shown on /readyz, a session id is a credential). */
+  sessionIds: string[]
   requestsInFlight: number
 }
 
@@ -72,6 +74,8 @@ interface Group {
   failures: number
   retryAt: number
   restartTimer?: NodeJS.Timeout
+  /** Crashed children that served sessions, to be replaced when the backoff allows. */
+  replacements: number
 }
 
 const DEFAULT_BACKOFF: StdioBackoff = { initialMs: 100, maxMs: 10_000, resetMs: 10_000 }
@@ -109,6 +113,8 @@ export class StdioPool implements PoolHost {
   #closed = false
   /** Told when the upstream becomes available or unavailable on this worker. */
   onavailability?: AvailabilityListener
+  /** Children that became ready so far (see PoolHost.generation). */
+  generation = 0
 
   constructor(config: StdioUpstreamConfig, options: StdioPoolOptions) {
     this.name = config.name
@@ -137,11 +143,14 @@ export class StdioPool implements PoolHost {
     await Promise.all(group.children.map((child) => child.ready))
   }
 
-  /** The children running now, for /readyz and tests. */
+  /** The children running now, for tests. */
   status(): StdioChildStatus[] {
     const children: StdioChildStatus[] = []
     for (const group of this.#groups.values()) {
-      for (const child of group.children) children.push({ pid: child.pid, state: child.state, sessions: child.sessions.size, requestsInFlight: child.requestsInFlight })
+      for (const child of group.children) {
+        const sessionIds = [...child.sessions].map((session) => (session as StdioPoolTransport).key.session)
+        children.push({ pid: child.pid, state: child.state, sessions: child.sessions.size, sessionIds, requestsInFlight: child.requestsInFlight })
+      }
     }
     return children
   }
@@ -183,9 +192,25 @@ export class StdioPool implements PoolHost {
       child = chosen
       child.attach(session)
       session.child = child
+      session.generation = this.generation
     }
     await child.ready
     return child
+  }
+
+  /**
+   * Sessions are placed when they start, on a ready child while others start: once those are ready,
+   * a session with nothing under way on its child moves to one with at least two sessions fewer.
+   */
+  rebalance(session: StdioPoolTransport): void {
+    session.generation = this.generation
+    const current = session.child
+    if (this.config.isolation !== 'shared' || current === undefined || current.state !== 'ready') return
+    const target = leastLoaded(this.#group('*').children, 'ready')
+    if (target === undefined || target === current || target.sessions.size + 2 > current.sessions.size || !current.holdsNothingOf(session)) return
+    current.detach(session)
+    target.attach(session)
+    session.child = target
   }
 
   release(session: StdioPoolTransport): void {
@@ -223,7 +248,7 @@ export class StdioPool implements PoolHost {
     let group = this.#groups.get(key)
     if (group === undefined) {
       const capacity = key === '*' ? this.config.pool.max : 1
-      group = { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0 }
+      group = { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0, replacements: 0 }
       this.#groups.set(key, group)
     }
     return group
@@ -258,7 +283,11 @@ export class StdioPool implements PoolHost {
     child.onidle = (idle) => this.#idle(group, idle)
     group.children.push(child)
     this.#running++
-    child.ready.then(() => this.#closed || this.onavailability?.(true, undefined), noop)
+    child.ready.then(() => {
+      if (this.#closed) return
+      this.generation++
+      this.onavailability?.(true, undefined)
+    }, noop)
     return child
   }
 
@@ -283,9 +312,8 @@ export class StdioPool implements PoolHost {
       const what = child.readySince > 0 ? 'its child process stopped unexpectedly' : 'its child process could not start'
       this.onavailability?.(false, `${what}; next start in ${waitMs} ms`)
     }
-    // A shared child that served sessions comes back on its own: their next requests find it ready.
-    const floor = unexpected && served > 0 ? Math.max(this.config.pool.min, 1) : this.config.pool.min
-    if (group.key === '*' && group.children.length < floor) this.#keepMin(group, floor)
+    // A shared child that served sessions comes back on its own (pool.min ones always do).
+    if (group.key === '*' && ((unexpected && served > 0) || group.children.length < this.config.pool.min)) this.#replace(group)
     else if (group.key !== '*' && group.sessions.size === 0 && group.children.length === 0) this.#forget(group)
   }
 
@@ -294,12 +322,16 @@ export class StdioPool implements PoolHost {
     return false
   }
 
-  /** `floor` children stay up: a lost one is replaced once its group's backoff allows. */
-  #keepMin(group: Group, floor: number): void {
+  /** One more child of `group` once its backoff allows (pool.max still bounds them). */
+  #replace(group: Group): void {
+    group.replacements++
     clearTimeout(group.restartTimer)
     group.restartTimer = setTimeout(() => {
-      if (this.#closed || group.children.length >= floor || this.#running >= this.config.pool.max) return
-      this.#spawn(group).ready.catch(() => undefined)
+      const wanted = Math.max(group.replacements, this.config.pool.min - group.children.length)
+      group.replacements = 0
+      for (let n = 0; n < wanted && !this.#closed && group.children.length < group.capacity && this.#running < this.config.pool.max; n++) {
+        this.#spawn(group).ready.catch(() => undefined)
+      }
     }, Math.max(group.retryAt - Date.now(), 0)).unref()
   }
 

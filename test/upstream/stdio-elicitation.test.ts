@@ -11,13 +11,15 @@ import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
 import { everythingServer as everything } from '../fixtures/everything-server.ts'
 
+interface Teardown { teardown(fn: () => unknown): void }
+
 t.setTimeout(180_000)
 const texts = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content.map((part) => part.text).join('\n'))
 const SESSIONS = 8
 
 interface Asked { client: Client; asked: number }
 
-async function users(t: Tap.Test, url: string): Promise<Asked[]> {
+async function users(t: Teardown, url: string): Promise<Asked[]> {
   return Promise.all(Array.from({ length: SESSIONS }, async (_, i) => {
     const client = new Client({ name: `user-${i}`, version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, sampling: {} } })
     const user: Asked = { client, asked: 0 }

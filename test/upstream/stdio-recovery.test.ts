@@ -14,6 +14,8 @@ import { everythingServer as everything } from '../fixtures/everything-server.ts
 import { startRedis } from '../store/redis-server.ts'
 import { childrenOf, readyz } from './stdio-children.ts'
 
+interface Teardown { teardown(fn: () => unknown): void }
+
 t.setTimeout(240_000)
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]!.text)
 const route = (timeout: number) => ({
@@ -23,7 +25,7 @@ const route = (timeout: number) => ({
   prefix: 'never',
 })
 
-async function session(t: Tap.Test, url: string): Promise<Client> {
+async function session(t: Teardown, url: string): Promise<Client> {
   const client = new Client({ name: 'recovery', version: '1.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL(url)))
   t.teardown(() => client.close())

@@ -15,6 +15,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
 
+interface Teardown { teardown(fn: () => unknown): void }
+
 t.setTimeout(180_000)
 const filesystem = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', import.meta.url))
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]!.text)
@@ -30,7 +32,7 @@ writeFileSync(join(dirs.b, 'notes-b.txt'), 'only for user B')
 interface User { client: Client; asked: number }
 
 /** A user whose client offers `root` as its only root, and counts how often it was asked for it. */
-async function user(t: Tap.Test, url: string, root: string): Promise<User> {
+async function user(t: Teardown, url: string, root: string): Promise<User> {
   const client = new Client({ name: 'roots-user', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } })
   const user: User = { client, asked: 0 }
   client.setRequestHandler(ListRootsRequestSchema, async () => {
