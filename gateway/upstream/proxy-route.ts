@@ -89,6 +89,8 @@ export class ProxyRoute implements LinkHost {
   readonly #links = new Map<string, UpstreamLink>()
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
+  /** stdio upstreams' 2026-07-28 channels, by name. */
+  readonly #stdioChannels = new Map<string, Pick<StatelessUpstream, 'request'>>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
   readonly crossEra: CrossEra
   readonly #logger: Logger
@@ -194,6 +196,9 @@ export class ProxyRoute implements LinkHost {
       let result: JsonObject
       if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
+      } else if (record.id === '' && upstream.url === undefined && (await this.stdio?.speaksStateless?.(upstream, timeoutMs)) === true) {
+        // A stdio child that speaks 2026-07-28 takes the request as it came (stdio-pool-modern.ts).
+        result = await this.#statelessRequest(this.#stdioStateless(upstream), name, method, params, ctx, timeoutMs, extra)
       } else if (only && stateless !== undefined) {
         // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
         result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
@@ -223,13 +228,24 @@ export class ProxyRoute implements LinkHost {
    * A stateless round trip. The upstream's requestState rides inside this gateway's own (the client
    * retries with ours, which the dispatcher verifies), and is put back in place for the upstream.
    */
-  async #statelessRequest(stateless: StatelessUpstream, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+  async #statelessRequest(stateless: Pick<StatelessUpstream, 'request'>, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
     const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
     const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
     const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
     const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage })
     if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
     return result
+  }
+
+  /** A stdio upstream's 2026-07-28 requests, in the shape of an HTTP one's (made once per upstream). */
+  #stdioStateless(upstream: UpstreamConfig): Pick<StatelessUpstream, 'request'> {
+    let channel = this.#stdioChannels.get(upstream.name)
+    if (channel === undefined) {
+      const stdio = this.stdio!
+      channel = { request: (method, params, options) => stdio.statelessRequest!(upstream, method, params, options) }
+      this.#stdioChannels.set(upstream.name, channel)
+    }
+    return channel
   }
 
   #options(ctx: RequestContext | undefined, timeoutMs: number): RequestOptions {

@@ -83,6 +83,17 @@ const RELATED_KEYS = ['relatedRequestId', 'io.modelcontextprotocol/related-reque
 
 const noop = (): void => undefined
 
+/** The handshake of a child for 2026-07-28 requests: no initialize, a `server/discover` that must list that revision. */
+export const DISCOVER = 'discover'
+
+/** The envelope of the pool's own 2026-07-28 requests (discover, the liveness probe). */
+const DISCOVER_PARAMS: JsonObject = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }
+
+/** A child whose discover does not list 2026-07-28: not a failure of the child, an answer about the server. */
+export class NotModernError extends Error {
+  override readonly name = 'NotModernError'
+}
+
 /** A running child shared by sessions; `ready` resolves with its initialize result. */
 export class PoolChild {
   readonly ready: Promise<JsonObject>
@@ -121,7 +132,11 @@ export class PoolChild {
   #pingTimer: NodeJS.Timeout | undefined
   #pinging = false
 
-  constructor(config: StdioUpstreamConfig, handshake: JsonObject, log: Logger, graceMs: number) {
+  /** Serves 2026-07-28 requests (started with a discover, never initialized). */
+  readonly modern: boolean
+
+  constructor(config: StdioUpstreamConfig, handshake: JsonObject | typeof DISCOVER, log: Logger, graceMs: number) {
+    this.modern = handshake === DISCOVER
     this.#config = config
     this.#log = log
     this.#graceMs = graceMs
@@ -253,7 +268,7 @@ export class PoolChild {
     this.#armIdle(this.#config.pool.idle_timeout * 1000)
   }
 
-  async #boot(handshake: JsonObject): Promise<JsonObject> {
+  async #boot(handshake: JsonObject | typeof DISCOVER): Promise<JsonObject> {
     const { command, env, cwd, max_message_size: maxMessageSize, pool } = this.#config
     try {
       const child = await StdioChildProcess.start({ command, env, cwd, maxMessageSize, log: this.#log })
@@ -265,9 +280,17 @@ export class PoolChild {
         this.#stopped = child.stop(this.#graceMs)
         throw new Error('stopped while starting')
       }
-      const result = await this.#request('initialize', handshake, pool.start_timeout * 1000)
-      if (typeof result.protocolVersion !== 'string') throw new Error('its initialize result has no protocolVersion')
-      await this.#write({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      let result: JsonObject
+      if (handshake === DISCOVER) {
+        result = await this.#request('server/discover', DISCOVER_PARAMS, pool.start_timeout * 1000, true)
+        const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : []
+        if (!versions.includes('2026-07-28')) throw new NotModernError('its server/discover does not list 2026-07-28')
+        result = { ...result, protocolVersion: '2026-07-28' }
+      } else {
+        result = await this.#request('initialize', handshake, pool.start_timeout * 1000)
+        if (typeof result.protocolVersion !== 'string') throw new Error('its initialize result has no protocolVersion')
+        await this.#write({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      }
       this.state = 'ready'
       this.readySince = Date.now()
       this.#log.info({ childPid: this.pid, protocolVersion: result.protocolVersion }, 'stdio upstream child ready')
@@ -275,6 +298,10 @@ export class PoolChild {
       if (pool.ping_interval > 0) this.#pingTimer = setInterval(() => this.#ping(), pool.ping_interval * 1000).unref()
       return result
     } catch (error) {
+      if (error instanceof NotModernError) {
+        this.#die(error.message, false)
+        throw error
+      }
       const reason = `could not start: ${(error as Error).message}`
       this.#die(reason, true)
       throw new Error(reason)
@@ -479,7 +506,8 @@ export class PoolChild {
     this.#pinging = true
     const timeout = this.#config.pool.ping_timeout
     // Any answer proves the child alive, an error too (a server without ping still reads and writes).
-    this.#request('ping', undefined, timeout * 1000, true).then(
+    const [method, params] = this.modern ? ['server/discover', DISCOVER_PARAMS] : ['ping', undefined]
+    this.#request(method, params, timeout * 1000, true).then(
       () => (this.#pinging = false),
       () => this.#die(`did not answer a ping within ${timeout} s`, true),
     )

@@ -26,6 +26,7 @@ import type { Implementation, JsonObject } from '../wire/mcp-types.ts'
 import { LATEST_STATEFUL_VERSION } from '../wire/versions.ts'
 import { PoolChild } from './stdio-pool-child.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
+import { ModernChannel, type ModernOptions } from './stdio-pool-modern.ts'
 import { StdioPoolTransport, type PoolHost, type StdioPoolKey } from './stdio-pool-transport.ts'
 
 export type { StdioPoolKey } from './stdio-pool-transport.ts'
@@ -115,6 +116,8 @@ export class StdioPool implements PoolHost {
   onavailability?: AvailabilityListener
   /** Children that became ready so far (see PoolHost.generation). */
   generation = 0
+  /** 2026-07-28 requests, on a child of their own (stdio-pool-modern.ts). */
+  readonly #modern: ModernChannel
 
   constructor(config: StdioUpstreamConfig, options: StdioPoolOptions) {
     this.name = config.name
@@ -123,6 +126,28 @@ export class StdioPool implements PoolHost {
     this.#backoff = options.backoff ?? DEFAULT_BACKOFF
     this.#graceMs = options.graceMs ?? 2000
     this.#clientInfo = options.clientInfo ?? { name: 'mcp-edge', version: '0.1.0' }
+    this.#modern = new ModernChannel({
+      name: this.name,
+      config,
+      log: this.#log,
+      graceMs: this.#graceMs,
+      reserve: () => {
+        if (this.#closed || this.#running >= this.config.pool.max) return false
+        this.#running++
+        return true
+      },
+      free: () => void this.#running--,
+    })
+  }
+
+  /** True when the upstream takes 2026-07-28 requests as they are (its discover lists that revision; `shared` only). */
+  speaksStateless(timeoutMs: number): boolean | Promise<boolean> {
+    return this.#modern.speaks(timeoutMs)
+  }
+
+  /** One 2026-07-28 request, passed to the server as it came; its answer as the server gave it. */
+  statelessRequest(method: string, params: JsonObject, options: ModernOptions): Promise<JsonObject> {
+    return this.#modern.request(method, params, options)
   }
 
   /** A connection for one downstream session; nothing starts until its client sends initialize. */
@@ -162,6 +187,7 @@ export class StdioPool implements PoolHost {
     const stopping: Promise<void>[] = []
     for (const session of this.#open) session.end()
     this.#open.clear()
+    stopping.push(this.#modern.close())
     for (const group of this.#groups.values()) {
       clearTimeout(group.restartTimer)
       for (const child of [...group.children]) stopping.push(child.stop('the pool closed'))

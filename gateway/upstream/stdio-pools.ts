@@ -7,6 +7,7 @@ import type { Logger } from 'pino'
 import type { Transport } from '../client/transport.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { resolveStdioUpstream, type StdioUpstreamInput } from './stdio-pool-config.ts'
+import type { ModernOptions } from './stdio-pool-modern.ts'
 import { StdioPool, type AvailabilityListener, type StdioBackoff, type StdioChildStatus } from './stdio-pool.ts'
 
 /** An upstream as the proxy's config has it: `command` is absent for HTTP and WebSocket upstreams. */
@@ -63,6 +64,16 @@ export class StdioPools {
   /** Starts `upstream`'s children (`shared`) now: one that fails to start is restarted with backoff, and its health says why. */
   prestart(upstream: StdioUpstreamLike): void {
     this.pool(upstream).warm().catch(() => undefined)
+  }
+
+  /** True when `upstream` takes 2026-07-28 requests as they are (see StdioPool.speaksStateless). */
+  speaksStateless(upstream: StdioUpstreamLike, timeoutMs: number): boolean | Promise<boolean> {
+    return this.pool(upstream).speaksStateless(timeoutMs)
+  }
+
+  /** One 2026-07-28 request to `upstream`, as it came. */
+  statelessRequest(upstream: StdioUpstreamLike, method: string, params: JsonObject, options: ModernOptions): Promise<JsonObject> {
+    return this.pool(upstream).statelessRequest(method, params, options)
   }
 
   /** Each pool's children, by upstream name, for /readyz. */
