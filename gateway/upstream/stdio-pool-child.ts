@@ -101,6 +101,8 @@ export class PoolChild {
   readonly sessions = new Set<PoolSession>()
   state: 'starting' | 'ready' | 'gone' = 'starting'
   pid: number | undefined
+  /** Sessions placed on another (ready) child while this one starts: the pool counts them as this one's. */
+  promised = 0
   /** When the handshake completed (for the restart backoff's reset). */
   readySince = 0
   /** The child answered its idle timeout with nothing to do; the pool stops it or keeps it. */
@@ -379,6 +381,8 @@ export class PoolChild {
     }
     const named = this.#namedSession(params)
     if (named !== undefined) return this.#toSession(named, request, params)
+    // A child with one session (always so in `session` isolation) asks nobody else, busy or not.
+    if (this.#busy.size === 0 && this.sessions.size === 1) return this.#toSession(this.sessions.values().next().value!, request, params)
     if (this.#busy.size === 0) return this.#refuse(request, `${request.method} arrived while no session had a request in flight`)
     const candidates = new Set<PoolSession>()
     let missing: string | number | undefined

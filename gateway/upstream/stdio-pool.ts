@@ -283,13 +283,18 @@ export class StdioPool implements PoolHost {
   /** The child for a new session of `group`, or the milliseconds to wait for the group's restart. */
   #choose(group: Group): PoolChild | number {
     const { children } = group
-    const wantsAnother = children.length === 0 || children.every((child) => child.sessions.size > 0)
+    // A child started for a session that a ready child serves meanwhile counts as having it.
+    const wantsAnother = children.length === 0 || children.every((child) => child.sessions.size > 0 || child.promised > 0)
     if (wantsAnother && children.length < group.capacity && this.#running < this.config.pool.max) {
       const waitMs = group.retryAt - Date.now()
       if (waitMs <= 0) {
         const spawned = this.#spawn(group)
-        // While the new child starts, a ready one serves: a session is not kept waiting for a start.
-        return leastLoaded(children, 'ready') ?? spawned
+        // While the new child starts, a ready one serves: a session is not kept waiting for a start
+        // (it moves to the new child once that is ready, see rebalance).
+        const ready = leastLoaded(children, 'ready')
+        if (ready === undefined) return spawned
+        spawned.promised++
+        return ready
       }
       if (children.length === 0) {
         if (waitMs <= RESTART_WAIT_MS) return waitMs
@@ -311,6 +316,7 @@ export class StdioPool implements PoolHost {
     this.#running++
     child.ready.then(() => {
       if (this.#closed) return
+      child.promised = 0 // ready: what it has is what it serves
       this.generation++
       this.onavailability?.(true, undefined)
     }, noop)

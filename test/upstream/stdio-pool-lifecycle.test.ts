@@ -54,10 +54,11 @@ t.test('pool.min children survive idleness', async (t) => {
 t.test('close() kills every process group, also of a child that ignores SIGTERM', async (t) => {
   const { pool, logs } = poolFor(t, { env: { FIXTURE_IGNORE_TERM: '1' } }, { graceMs: 200 })
   const families: Family[] = []
-  for (const session of ['a', 'b']) {
-    const client = await connect(t, pool, { session })
-    families.push(answer<Family>(await client.callTool('grandchild')))
-  }
+  const clients = [await connect(t, pool, { session: 'a' }), await connect(t, pool, { session: 'b' })]
+  // b started a second child and waited on the first meanwhile: it moves once that one is ready.
+  await eventually(() => pool.status().filter((child) => child.state === 'ready').length === 2, 5000)
+  for (const client of clients) families.push(answer<Family>(await client.callTool('grandchild')))
+  t.not(families[0]!.pid, families[1]!.pid, 'two children')
   const started = Date.now()
   let closed = 0
   const transport = pool.transportFor({ session: 'c' })

@@ -188,3 +188,15 @@ t.test('pool.max bounds the children of session isolation', async (t) => {
   t.match(refused, { name: 'TransportError', message: /pool\.max/ })
   t.notOk(refused instanceof RpcError)
 })
+
+t.test('sessions placed on the warm child while others start move to them once ready, when idle', async (t) => {
+  const { pool } = poolFor(t, { pool: { max: 3 } })
+  await pool.warm()
+  const clients = await Promise.all(Array.from({ length: 9 }, (_, i) => connect(t, pool, { session: `s${i}` })))
+  t.same(pool.status().filter((child) => child.state === 'ready').map((child) => child.sessions), [9], 'at first every session is on the one ready child')
+  await eventually(() => pool.status().filter((child) => child.state === 'ready').length === 3, 10_000)
+  for (const client of clients) await client.callTool('echo', { marker: 'x' })
+  t.same(pool.status().map((child) => child.sessions).sort(), [3, 3, 3], 'the next requests spread them')
+  const pids = new Set(await Promise.all(clients.map(async (client) => answer<Echo>(await client.callTool('echo', { marker: 'y' })).pid)))
+  t.equal(pids.size, 3, 'answered by three children')
+})
