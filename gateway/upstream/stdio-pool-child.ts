@@ -21,34 +21,15 @@
 import type { Logger } from 'pino'
 import { RpcCode } from '../wire/errors.ts'
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.ts'
-import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
-import { AskGate, MAX_UNATTRIBUTED } from './stdio-pool-asks.ts'
-import { ChildRequests, missingCapability } from './stdio-pool-inbound.ts'
+import { AskGate } from './stdio-pool-asks.ts'
+import { ChildRequestRouter } from './stdio-pool-attribution.ts'
+import { ChildRequests } from './stdio-pool-inbound.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
+import { DISCOVER, DISCOVER_PARAMS, NotModernError, onlyRequest, type PoolSession } from './stdio-pool-session.ts'
 
-
-/** What the multiplexer needs of a session (the pool's per-session transport). */
-export interface PoolSession {
-  /**
-   * The capabilities the session's client declared in its initialize; a server→client request needs
-   * the matching one. Undefined when the session never sent initialize (a client resuming a session
-   * kept as data): its client answers for itself.
-   */
-  readonly capabilities: ClientCapabilities | undefined
-  /** The session's client can be asked to sample or elicit (or may be: its capabilities are unknown). */
-  readonly canBeAsked: boolean
-  /** Requests of this session in flight: the session's id → the child's id. */
-  readonly inFlight: Map<RequestId, number>
-  /**
-   * A message for the session's client; `relatedId` is the session's request it belongs to, when
-   * that can be told (a progress notification; a request or log line while that request is the
-   * only one in flight), like the stream of a POST tells it over HTTP.
-   */
-  deliver(message: JsonRpcMessage, relatedId?: RequestId): void
-  /** The child is gone; the session's requests in flight fail and its next request takes another child. */
-  childGone(child: PoolChild, reason: string): void
-}
+export type { PoolSession } from './stdio-pool-session.ts'
 
 interface Outbound {
   session: PoolSession | undefined
@@ -68,31 +49,10 @@ interface Outbound {
   asked?: boolean
 }
 
-/** A child's request to a client not yet known to be whose, and the sessions it may be. */
-interface Unattributed {
-  request: JsonRpcRequest
-  params: Record<string, unknown>
-  candidates: Set<PoolSession>
-}
-
 /** Calls that may make a child ask its client (a tool, a prompt, a read run server code). */
 const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read'])
 
-/** `_meta` keys that may name the request a child's request belongs to (its id as the child saw it). */
-const RELATED_KEYS = ['relatedRequestId', 'io.modelcontextprotocol/related-request-id'] as const
-
 const noop = (): void => undefined
-
-/** The handshake of a child for 2026-07-28 requests: no initialize, a `server/discover` that must list that revision. */
-export const DISCOVER = 'discover'
-
-/** The envelope of the pool's own 2026-07-28 requests (discover, the liveness probe). */
-const DISCOVER_PARAMS: JsonObject = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }
-
-/** A child whose discover does not list 2026-07-28: not a failure of the child, an answer about the server. */
-export class NotModernError extends Error {
-  override readonly name = 'NotModernError'
-}
 
 /** A running child shared by sessions; `ready` resolves with its initialize result. */
 export class PoolChild {
@@ -128,7 +88,7 @@ export class PoolChild {
   readonly #subscriptions = new Map<string, Set<PoolSession>>()
   /** Calls that may ask run one session at a time: unset in `session` isolation (one session per child). */
   readonly #asks: AskGate<PoolSession> | undefined
-  readonly #unattributed: Unattributed[] = []
+  readonly #router: ChildRequestRouter
   #lastActivity = Date.now()
   #idleTimer: NodeJS.Timeout | undefined
   #pingTimer: NodeJS.Timeout | undefined
@@ -143,6 +103,21 @@ export class PoolChild {
     this.#log = log
     this.#graceMs = graceMs
     this.#asks = config.isolation === 'session' ? undefined : new AskGate()
+    const pidOf = (): number | undefined => this.pid
+    this.#router = new ChildRequestRouter({
+      sessions: this.sessions,
+      busy: this.#busy,
+      asks: this.#asks,
+      roots: config.roots,
+      log,
+      get pid() {
+        return pidOf()
+      },
+      sessionOf: (childId) => this.#outbound.get(childId)?.session,
+      markAsked: (session) => this.#markAsked(session),
+      ask: (session, request, params) => this.#ask(session, request, params),
+      send: (message) => this.#send(message),
+    })
     this.ready = this.#boot(handshake)
     this.ready.catch(() => undefined)
   }
@@ -316,7 +291,7 @@ export class PoolChild {
     if (typeof message.method === 'string') {
       const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>
       if (!('id' in message)) return this.#notification(message.method, params, message as unknown as JsonRpcNotification)
-      if (typeof message.id === 'string' || typeof message.id === 'number') return this.#childRequest(message as unknown as JsonRpcRequest, params)
+      if (typeof message.id === 'string' || typeof message.id === 'number') return this.#router.route(message as unknown as JsonRpcRequest, params)
       return this.#junk('a request with an invalid id', raw)
     }
     if ('result' in message || 'error' in message) return this.#response(message)
@@ -371,84 +346,6 @@ export class PoolChild {
     }
   }
 
-  #childRequest(request: JsonRpcRequest, params: Record<string, unknown>): void {
-    if (request.method === 'ping') return this.#send({ jsonrpc: '2.0', id: request.id, result: {} })
-    if (request.method === 'roots/list' && this.#asks !== undefined) {
-      // A shared child is never told a user's roots: only the upstream's own, when configured.
-      const roots = this.#config.roots
-      if (roots !== undefined) return this.#send({ jsonrpc: '2.0', id: request.id, result: { roots } })
-      return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: 'mcp-edge: a shared child has no roots (configure the upstream\'s roots, or isolation: session)' } })
-    }
-    const named = this.#namedSession(params)
-    if (named !== undefined) return this.#toSession(named, request, params)
-    // A child with one session (always so in `session` isolation) asks nobody else, busy or not.
-    if (this.#busy.size === 0 && this.sessions.size === 1) return this.#toSession(this.sessions.values().next().value!, request, params)
-    if (this.#busy.size === 0) return this.#refuse(request, `${request.method} arrived while no session had a request in flight`)
-    const candidates = new Set<PoolSession>()
-    let missing: string | number | undefined
-    for (const session of this.#busy) {
-      const lacks = missingCapability(request.method, session.capabilities)
-      if (lacks === undefined) candidates.add(session)
-      else missing = lacks
-    }
-    if (candidates.size === 0) return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${missing} capability` } })
-    const waiting: Unattributed = { request, params, candidates }
-    if (this.#attribute(waiting)) return
-    // Whose it is cannot be told yet: the calls it may belong to may ask, all of them; it waits until one is left.
-    if (this.#unattributed.length >= MAX_UNATTRIBUTED) return this.#refuse(request, `${request.method} arrived while ${candidates.size} sessions had calls in flight, and ${MAX_UNATTRIBUTED} such requests already wait`)
-    for (const session of candidates) this.#markAsked(session)
-    this.#unattributed.push(waiting)
-  }
-
-  /** The session a child's request names in its `_meta` (the child's id of a call, or a progress token of ours). */
-  #namedSession(params: Record<string, unknown>): PoolSession | undefined {
-    const meta = params._meta as Record<string, unknown> | undefined
-    if (meta === undefined || meta === null || typeof meta !== 'object') return undefined
-    for (const key of RELATED_KEYS) {
-      const related = meta[key]
-      if (typeof related === 'number') {
-        const session = this.#outbound.get(related)?.session
-        if (session !== undefined) return session
-      }
-    }
-    const token = meta.progressToken
-    return typeof token === 'number' ? this.#outbound.get(token)?.session : undefined
-  }
-
-  /** Sends `waiting` to its session when it is known by now (true), or refuses it when none is left (true). */
-  #attribute(waiting: Unattributed): boolean {
-    const { candidates, request, params } = waiting
-    for (const session of candidates) if (!this.#busy.has(session)) candidates.delete(session)
-    if (candidates.size === 0) {
-      this.#refuse(request, `${request.method}: every call it may belong to ended before it could be told whose it is`)
-      return true
-    }
-    let only: PoolSession | undefined
-    if (candidates.size === 1) only = candidates.values().next().value
-    else if (this.#asks !== undefined) {
-      // Of the sessions it may belong to, the one with a call that may ask.
-      let count = 0
-      for (const session of this.#asks.askingSessions()) {
-        if (!candidates.has(session)) continue
-        only = session
-        count++
-      }
-      if (count !== 1) only = undefined
-    }
-    if (only === undefined) return false
-    this.#toSession(only, request, params)
-    return true
-  }
-
-  #toSession(session: PoolSession, request: JsonRpcRequest, params: Record<string, unknown>): void {
-    const missing = missingCapability(request.method, session.capabilities)
-    if (missing !== undefined) return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${missing} capability` } })
-    this.#markAsked(session)
-    const elicitationId = request.method === 'elicitation/create' && typeof params.elicitationId === 'string' ? params.elicitationId : undefined
-    const inboundId = this.#inbound.open(session, request.id, elicitationId)
-    session.deliver({ ...request, id: inboundId }, onlyRequest(session))
-  }
-
   /** The session's calls in flight may have asked: none of their keys is learnt quiet. */
   #markAsked(session: PoolSession): void {
     for (const childId of session.inFlight.values()) {
@@ -459,17 +356,11 @@ export class PoolChild {
     }
   }
 
-  #refuse(request: JsonRpcRequest, refusal: string): void {
-    this.#log.warn({ childPid: this.pid, method: request.method }, 'stdio upstream request refused: no session to ask')
-    this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.InternalError, message: `mcp-edge: ${refusal}` } })
-  }
-
-  /** Calls ended: child requests waiting to be told whose may be told now. */
-  #reattribute(): void {
-    for (let i = 0; i < this.#unattributed.length; ) {
-      if (this.#attribute(this.#unattributed[i]!)) this.#unattributed.splice(i, 1)
-      else i++
-    }
+  /** The child's request, to `session`'s client under an id of the multiplexer's own. */
+  #ask(session: PoolSession, request: JsonRpcRequest, params: Record<string, unknown>): void {
+    const elicitationId = request.method === 'elicitation/create' && typeof params.elicitationId === 'string' ? params.elicitationId : undefined
+    const inboundId = this.#inbound.open(session, request.id, elicitationId)
+    session.deliver({ ...request, id: inboundId }, onlyRequest(session))
   }
 
   #unsubscribeLocally(session: PoolSession, uri: string): boolean {
@@ -542,7 +433,7 @@ export class PoolChild {
     if (session.inFlight.size === 0) this.#busy.delete(session)
     this.#requestsInFlight--
     if (outbound.gated === true) this.#asks!.finished(session, answered && outbound.asked !== true ? outbound.ask : undefined)
-    if (this.#unattributed.length !== 0) this.#reattribute()
+    if (this.#router.waiting !== 0) this.#router.callsEnded()
   }
 
   #armIdle(ms: number): void {
@@ -571,7 +462,7 @@ export class PoolChild {
     this.#outbound.clear()
     this.#busy.clear()
     this.#requestsInFlight = 0
-    this.#unattributed.length = 0
+    this.#router.clear()
     this.#asks?.drain(new Error(`the child ${reason}`))
     for (const outbound of internal) outbound.internal!({ error: { message: reason }, gone: true })
     for (const [session, inboundId] of this.#inbound.drain()) {
@@ -584,10 +475,4 @@ export class PoolChild {
     if (this.#process !== undefined && this.#stopped === undefined) this.#stopped = this.#process.stop(this.#graceMs)
     this.ondeath?.(this, reason, unexpected, sessions.length)
   }
-}
-
-/** The session's one request in flight, if it has exactly one: what a message of the child's then belongs to. */
-function onlyRequest(session: PoolSession): RequestId | undefined {
-  if (session.inFlight.size !== 1) return undefined
-  return session.inFlight.keys().next().value
 }

@@ -18,7 +18,8 @@ import { RpcError, TimeoutError, TransportError } from '../client/errors.ts'
 import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
-import { DISCOVER, NotModernError, PoolChild, type PoolSession } from './stdio-pool-child.ts'
+import { PoolChild } from './stdio-pool-child.ts'
+import { DISCOVER, NotModernError, type PoolSession } from './stdio-pool-session.ts'
 
 /** Milliseconds before a child that could not start (crashed, hung) is tried again for 2026-07-28. */
 const RETRY_MS = 10_000
