@@ -21,8 +21,10 @@ import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
 import { PoolChild } from './stdio-pool-child.ts'
 import { DISCOVER, NotModernError, type PoolSession } from './stdio-pool-session.ts'
 
-/** Milliseconds before a child that could not start (crashed, hung) is tried again for 2026-07-28. */
+/** Milliseconds before a child that crashed after it served is started again for 2026-07-28. */
 const RETRY_MS = 10_000
+/** A stateless request waits this long at most for the discover child's start; then it is translated. */
+const START_WAIT_MS = 2000
 
 export interface ModernOptions {
   timeoutMs: number
@@ -107,7 +109,7 @@ export class ModernChannel {
     if (child === undefined) return false
     if (child.state === 'ready') return true
     let timer: NodeJS.Timeout | undefined
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), Math.min(timeoutMs, START_WAIT_MS))))
     return Promise.race([child.ready.then(() => true, () => false), late]).finally(() => clearTimeout(timer))
   }
 
@@ -152,7 +154,10 @@ export class ModernChannel {
     child.ondeath = (_gone, _reason, unexpected) => {
       this.#host.free()
       if (this.#child === child) this.#child = undefined
-      if (unexpected) this.#retryAt = Date.now() + RETRY_MS
+      // One that never answered its discover (hung, crashed, refused to start) is taken for a
+      // 2025-era server: its requests are translated, rather than each waiting for another try.
+      if (unexpected && child.readySince === 0) this.#speaks = false
+      else if (unexpected) this.#retryAt = Date.now() + RETRY_MS
     }
     child.onidle = () => void child.stop(`idle for ${this.#host.config.pool.idle_timeout} s`)
     child.ready.then(
