@@ -107,3 +107,14 @@ t.test('two workers on Redis: a slow call and a killed child disable nothing', a
   const after = workers.flatMap((worker) => childrenOf(worker, 'server-everything'))
   t.ok(after.length >= 2 && after.every((pid) => !before.includes(pid)), 'each worker restarted its own child')
 })
+
+t.test('a slow-starting child is started with the gateway: the first list has its tools', async (t) => {
+  // server-everything behind a 2 s delay (an `npx -y` installing), and a 1 s list deadline.
+  const slowStart = ['node', '-e', 'setTimeout(() => import(process.argv[1]), 2000)', everything, 'stdio']
+  const gateway = await gatewayWith(t, [{ ...route(4), upstreams: [{ name: 'everything', command: slowStart, list_timeout: 1 }] }])
+  await eventually(async () => (await readyz(gateway.url, '/ev')).everything?.state === 'up', 20_000)
+  const a = await session(t, `${gateway.url}/ev`)
+  const listed = await a.listTools()
+  t.ok(listed.tools.some((tool) => tool.name === 'echo'), 'the first list has the child\'s tools')
+  t.notOk(listed._meta?.['mcp-edge/unavailable'], 'and marks nothing unavailable')
+})
