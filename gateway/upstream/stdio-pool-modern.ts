@@ -23,8 +23,6 @@ import { DISCOVER, NotModernError, type PoolSession } from './stdio-pool-session
 
 /** Milliseconds before a child that crashed after it served is started again for 2026-07-28. */
 const RETRY_MS = 10_000
-/** A stateless request waits this long at most for the discover child's start; then it is translated. */
-const START_WAIT_MS = 2000
 
 export interface ModernOptions {
   timeoutMs: number
@@ -99,9 +97,10 @@ export class ModernChannel {
   }
 
   /**
-   * True when the upstream takes 2026-07-28 requests: a discover child is ready (started on the
-   * first call). Waits at most `timeoutMs` for its start; false meanwhile, and for a server that
-   * does not list 2026-07-28.
+   * True when the upstream takes 2026-07-28 requests: a discover child is ready (started with the
+   * gateway, or on the first call). Waits at most `timeoutMs` for its start (a request translated
+   * onto a 2025 session would carry the pool's capabilities, not its client's); false for a server
+   * that does not list 2026-07-28.
    */
   speaks(timeoutMs: number): boolean | Promise<boolean> {
     if (this.#speaks === false || this.#closed || this.#host.config.isolation !== 'shared') return false
@@ -109,7 +108,7 @@ export class ModernChannel {
     if (child === undefined) return false
     if (child.state === 'ready') return true
     let timer: NodeJS.Timeout | undefined
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), Math.min(timeoutMs, START_WAIT_MS))))
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
     return Promise.race([child.ready.then(() => true, () => false), late]).finally(() => clearTimeout(timer))
   }
 

@@ -63,7 +63,11 @@ export class StdioPools {
 
   /** Starts `upstream`'s children (`shared`) now: one that fails to start is restarted with backoff, and its health says why. */
   prestart(upstream: StdioUpstreamLike): void {
-    this.pool(upstream).warm().catch(() => undefined)
+    const pool = this.pool(upstream)
+    pool.warm().catch(() => undefined)
+    // Whether its server speaks 2026-07-28 is known before the first stateless request (a child that
+    // does not is stopped as soon as its discover says so).
+    void pool.speaksStateless(pool.config.pool.start_timeout * 1000)
   }
 
   /** True when `upstream` takes 2026-07-28 requests as they are (see StdioPool.speaksStateless). */
