@@ -84,7 +84,8 @@ t.test('/readyz says down, with the reason, for a child that cannot start', asyn
 
 t.test('two workers on Redis: a slow call and a killed child disable nothing', async (t) => {
   const redis = await startRedis(t)
-  const gateway = await startGatewayProcess(t, { workers: 2, store: { type: 'redis', url: redis.url, key_prefix: 'recovery:' }, routes: [route(4)] }, 2)
+  // A restart of server-everything takes seconds on a loaded machine: the call that waits for it has 8.
+  const gateway = await startGatewayProcess(t, { workers: 2, store: { type: 'redis', url: redis.url, key_prefix: 'recovery:' }, routes: [route(8)] }, 2)
   // A fresh connection per request: the cluster deals the session's requests to both workers.
   const balancer = await roundRobin(t, [gateway.url])
   const workers = gateway.logs.filter((line) => line.msg === 'mcp-edge listening').map((line) => line.pid as number)
@@ -92,7 +93,7 @@ t.test('two workers on Redis: a slow call and a killed child disable nothing', a
   const a = await session(t, `${balancer.url}/ev`)
 
   for (let n = 0; n < 2; n++) {
-    const slow = await failure(a.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 6, steps: 2 } }))
+    const slow = await failure(a.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 2 } }))
     t.ok(slow !== undefined, `a slow call fails: ${slow}`)
   }
   for (let n = 0; n < 6; n++) t.equal(text(await a.callTool({ name: 'echo', arguments: { message: `m${n}` } })), `Echo: m${n}`, `call ${n} after the slow ones is served`)
