@@ -12,7 +12,7 @@ import { startGatewayProcess } from '../cluster/gateway-process.ts'
 import { roundRobin } from '../cluster/round-robin.ts'
 import { everythingServer as everything } from '../fixtures/everything-server.ts'
 import { startRedis } from '../store/redis-server.ts'
-import { childrenOf, readyz } from './stdio-children.ts'
+import { childrenOf, readyz, reaped } from './stdio-children.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
@@ -101,7 +101,7 @@ t.test('two workers on Redis: a slow call and a killed child disable nothing', a
   const before = workers.flatMap((worker) => childrenOf(worker, 'server-everything'))
   for (const pid of before) process.kill(pid, 'SIGKILL')
   // Once the workers have seen their children go (a call racing the kill fails cleanly: it may have reached the child).
-  await eventually(() => workers.flatMap((worker) => childrenOf(worker, 'server-everything')).every((pid) => !before.includes(pid)), 5000)
+  await eventually(() => before.every(reaped), 5000)
   for (let n = 0; n < 6; n++) t.equal(text(await a.callTool({ name: 'echo', arguments: { message: `k${n}` } })), `Echo: k${n}`, `call ${n} after the kills is served`)
   const b = await session(t, `${balancer.url}/ev`)
   t.equal(text(await b.callTool({ name: 'echo', arguments: { message: 'new' } })), 'Echo: new', 'a new session too')
