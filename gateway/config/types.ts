@@ -60,6 +60,8 @@ export interface UpstreamConfig {
   /** stdio: the child's working directory, absolute (the config file's folder when absent). */
   cwd?: string
   isolation?: 'shared' | 'session' | 'principal'
+  /** stdio, `shared`/`principal`: the roots the child is told (folders or file:// URIs), never a user's. */
+  roots?: string[]
   pool?: { min?: number; max?: number; idle_timeout?: number; ping_interval?: number; ping_timeout?: number; start_timeout?: number }
 }
 

@@ -97,6 +97,8 @@ export class ProxyRoute implements LinkHost {
   readonly #order: ReadonlyMap<string, number>
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
+  /** stdio upstreams' 2026-07-28 channels, by name. */
+  readonly #stdioChannels = new Map<string, Pick<StatelessUpstream, 'request'>>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
   readonly crossEra: CrossEra
   readonly #logger: Logger
@@ -122,6 +124,8 @@ export class ProxyRoute implements LinkHost {
       this.health.set(upstream.name, health)
       health.onAvailability(() => this.#availabilityChanged())
       health.start()
+      // A stdio upstream's health is its pool's word: a child ready, or the last one lost (it restarts itself).
+      if (upstream.url === undefined) stdio?.watch?.(upstream, (available, reason) => (available ? health.ok() : health.failed(reason ?? 'unavailable')))
     }
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS)
     this.#sweeper.unref()
@@ -203,6 +207,9 @@ export class ProxyRoute implements LinkHost {
       let result: JsonObject
       if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
+      } else if (record.id === '' && upstream.url === undefined && (await this.stdio?.speaksStateless?.(upstream, timeoutMs)) === true) {
+        // A stdio child that speaks 2026-07-28 takes the request as it came (stdio-pool-modern.ts).
+        result = await this.#statelessRequest(this.#stdioStateless(upstream), name, method, params, ctx, timeoutMs, extra)
       } else if (only && stateless !== undefined) {
         result = await this.#sessionOnModern(stateless, record, upstream, method, params, ctx, timeoutMs, extra)
       } else if (parkable(record, method, ctx)) {
@@ -216,6 +223,8 @@ export class ProxyRoute implements LinkHost {
       if (hop !== undefined) endHopSpan(hop, failed)
       return result
     } catch (error) {
+      // A stdio call's failure is that call's: a slow one timed out, a crash is the pool's to report (and restart).
+      if (upstream.url === undefined) throw error
       if (isUnavailability(error) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
       else if (error instanceof RpcError) health.ok()
       const kind = upstreamErrorKind(error)
@@ -248,13 +257,24 @@ export class ProxyRoute implements LinkHost {
    * A stateless round trip. The upstream's requestState rides inside this gateway's own (the client
    * retries with ours, which the dispatcher verifies), and is put back in place for the upstream.
    */
-  async #statelessRequest(stateless: StatelessUpstream, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+  async #statelessRequest(stateless: Pick<StatelessUpstream, 'request'>, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
     const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
     const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
     const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
     const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage })
     if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
     return result
+  }
+
+  /** A stdio upstream's 2026-07-28 requests, in the shape of an HTTP one's (made once per upstream). */
+  #stdioStateless(upstream: UpstreamConfig): Pick<StatelessUpstream, 'request'> {
+    let channel = this.#stdioChannels.get(upstream.name)
+    if (channel === undefined) {
+      const stdio = this.stdio!
+      channel = { request: (method, params, options) => stdio.statelessRequest!(upstream, method, params, options) }
+      this.#stdioChannels.set(upstream.name, channel)
+    }
+    return channel
   }
 
   #options(ctx: RequestContext | undefined, timeoutMs: number): RequestOptions {
@@ -283,9 +303,13 @@ export class ProxyRoute implements LinkHost {
     return new McpError(RpcCode.InternalError, `Upstream "${name}" is unavailable: ${describeFailure(error)}`, { upstream: name })
   }
 
-  /** True when the upstream is known to be down on this worker (calls answer at once instead of waiting). */
+  /**
+   * True when the upstream is known to be down on this worker (calls answer at once instead of
+   * waiting). Never for a stdio upstream: its pool restarts a lost child and a call waits for a
+   * restart due soon, or is refused by the pool at once.
+   */
   isDown(name: string): boolean {
-    return this.health.get(name)?.state === 'down'
+    return this.health.get(name)?.state === 'down' && this.upstreams.get(name)?.url !== undefined
   }
 
   // ---- names and URIs ------------------------------------------------------------------------
