@@ -274,7 +274,8 @@ export async function progressStream(url: string, sessionId: string, id: string,
 /** Checks a stream run: progress 1, 2, … k once each and in order, ids never repeated, a final answer with the request's id. */
 export function streamProblems(run: StreamRun, id: string): string[] {
   const problems: string[] = []
-  if (run.cut === true) return problems
+  // Cut before its first event, or its first request never answered (judged with the hung calls).
+  if (run.cut === true || run.hungAt !== undefined) return problems
   if (run.failure !== undefined) problems.push(run.failure)
   run.progress.forEach((value, index) => {
     if (value !== index + 1) problems.push(`progress ${run.progress.join(',')}: not 1…k once each`)
