@@ -14,6 +14,9 @@ interface Teardown { teardown(fn: () => unknown): void }
 const bin = fileURLToPath(new URL('../../gateway/bin.mjs', import.meta.url))
 export const livePid = fileURLToPath(new URL('./fixtures/live-pid.ts', import.meta.url))
 
+/** The requestState key of test gateways on a Redis store that name none, shared like a deployment's. */
+const SHARED_REQUEST_STATE_KEY = 'test-hosts-share-this-request-state-key'
+
 /** The route every cluster test serves: live.ts plus `whoami`. */
 export const liveRoute = { location: '/live', handler: livePid, server: { name: 'live', version: '1.0.0' }, read_timeout: 5 }
 
@@ -36,8 +39,10 @@ export async function startGatewayProcess(t: Teardown, config: object, listeners
   const port = await freePort()
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
   const file = path.join(folder, 'gateway.yaml')
+  // A Redis store needs a requestState key shared by the hosts (`mcp-edge start` refuses to run without one).
+  const shared = (config as { store?: { type?: string } }).store?.type === 'redis' && !('request_state' in config) ? { request_state: { key: SHARED_REQUEST_STATE_KEY } } : {}
   // JSON is YAML.
-  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, log: { level: 'info' }, ...config }))
+  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, log: { level: 'info' }, ...shared, ...config }))
   const command = fileLimit === undefined
     ? [process.execPath, bin, 'start', '--config', file]
     : ['/bin/sh', '-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, process.execPath, bin, 'start', '--config', file]
