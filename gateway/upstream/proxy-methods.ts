@@ -26,6 +26,7 @@ import type { UpstreamHealth } from './health.ts'
 import { callUpstreamTask, proxiedExecution, runAsGatewayTask, upstreamTaskSupport } from './upstream-tasks.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
 import { cancellationOf, type ProxyRoute, type Target } from './proxy-route.ts'
+import { isUnknownToolError, isUnknownToolResult, unknownTool } from './unknown-tool.ts'
 
 /** Which server capability a list needs. */
 const CAPABILITY: Readonly<Record<ListKind, 'tools' | 'prompts' | 'resources'>> = {
@@ -224,7 +225,7 @@ function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params
   const known = proxy.resolveName('tool', name)
   if (known !== undefined) return callTarget(proxy, record, known, params, ctx)
   return resolve(proxy, record, 'tool', name, params).then((target) => {
-    if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
+    if (target === undefined) throw unknownTool(name)
     return callTarget(proxy, record, target, params, ctx)
   })
 }
@@ -246,16 +247,21 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
     delete sent.task
   }
   const extra = target.paramHeaders === undefined ? NO_EXTRA : { paramHeaders: paramHeaderValues(target, params.arguments) }
+  let result: JsonObject
   try {
     if (target.taskRequired === true) return await callUpstreamTask(proxy, record, target.upstream, sent, ctx, extra)
-    return await proxy.forward(record, target.upstream, 'tools/call', sent, ctx, extra)
+    result = await proxy.forward(record, target.upstream, 'tools/call', sent, ctx, extra)
   } catch (error) {
     // The gateway's own refusal on the way (a bound such as max_input_rounds) is the client's error as
     // it stands: the upstream answered, so calling it unavailable would be wrong.
+    if (error instanceof RpcError && isUnknownToolError(error.code, error.message, target.name)) throw unknownTool(String(params.name))
     if (error instanceof McpError) throw error
     if (error instanceof RpcError || cancellationOf(ctx).aborted) throw proxy.asClientError(target.upstream, error)
     return unavailableResult(target.upstream, describeFailure(error))
   }
+  // An SDK-built upstream says "no such tool" as a tool result: the client gets the spec's -32602 (unknown-tool.ts).
+  if (result.isError === true && isUnknownToolResult(result, target.name)) throw unknownTool(String(params.name))
+  return result
 }
 
 const NO_EXTRA = Object.freeze({})
