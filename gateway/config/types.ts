@@ -230,6 +230,8 @@ export interface ConnectionsConfig {
   max_per_address?: number
   /** Open connections in all, per process; absent: 80 % of the open-file limit. */
   max_total?: number
+  /** Seconds an idle keep-alive connection is kept; longer than a balancer's upstream keep-alive. */
+  keepalive_timeout: number
 }
 
 /** Where and how the gateway logs (gateway/log/): level, buffering, and what is redacted. */

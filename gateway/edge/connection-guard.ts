@@ -26,12 +26,16 @@ import { EdgeError } from '../wire/errors.ts'
 import { errorMessage } from '../wire/jsonrpc.ts'
 
 /** The options the HTTP server is created with (Fastify's `http` and `requestTimeout`). */
-export function serverTimeouts(config: ConnectionsConfig): { http: ServerOptions; requestTimeout: number } {
+export function serverTimeouts(config: ConnectionsConfig): { http: ServerOptions; requestTimeout: number; keepAliveTimeout: number } {
   const headersTimeout = config.header_timeout * 1000
   const requestTimeout = (config.header_timeout + config.body_timeout) * 1000
+  // Node's default is 5 s: a balancer keeping its upstream connections 60 s (nginx, ALB) then sends
+  // a request on one the gateway is closing, and answers 502. Longer here, the balancer closes first.
+  const keepAliveTimeout = config.keepalive_timeout * 1000
   return {
-    http: { headersTimeout, requestTimeout, connectionsCheckingInterval: checkIntervalMs(config) },
+    http: { headersTimeout, requestTimeout, keepAliveTimeout, connectionsCheckingInterval: checkIntervalMs(config) },
     requestTimeout,
+    keepAliveTimeout,
   }
 }
 

@@ -29,7 +29,7 @@ t.test('defaults land everywhere', async (t) => {
     workers: 1,
     store: { type: 'memory', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 },
     body_limit: 4194304,
-    connections: { header_timeout: 60, body_timeout: 60 },
+    connections: { header_timeout: 60, body_timeout: 60, keepalive_timeout: 75 },
     limits,
     trust_proxy: false,
     drain_timeout: 10,
