@@ -40,7 +40,7 @@ t.test('defaults land everywhere', async (t) => {
       flush_interval: 1,
       redact: {
         headers: ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'mcp-session-id', 'x-api-key'],
-        query_params: ['token', 'key', 'secret', 'password', 'auth', 'session', 'signature', 'sig', 'code', 'credential'],
+        query_params: ['token', 'key', 'secret', 'pass', 'pwd', 'auth', 'session', 'signature', 'sig', 'code', 'credential', 'jwt', 'bearer', 'refresh', 'otp', 'assertion', 'ticket'],
         paths: [],
       },
     },
