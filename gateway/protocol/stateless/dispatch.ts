@@ -225,6 +225,12 @@ export class StatelessDispatcher {
   }
 
   #fail(request: JsonRpcRequest, error: unknown, sink: StatelessSink): void {
+    // A store outage is a 503 here too, as on a session (endpoint.ts), not an internal error.
+    if (error instanceof EdgeError && error.code === 'MCP_EDGE_STORE_UNAVAILABLE') {
+      this.#endpoint.logger.warn({ err: error, method: request.method }, 'session store unavailable')
+      sink.respond(errorMessage(request.id, error.rpcCode, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.message), error.status)
+      return
+    }
     if (!(error instanceof McpError)) {
       const ref = reportFailure(this.#endpoint.logger, error, { method: request.method, requestId: request.id })
       sink.respond(errorMessage(request.id, RpcCode.InternalError, internalErrorText(ref)))
