@@ -15,10 +15,10 @@ import { liveRoute, startGatewayProcess } from '../cluster/gateway-process.ts'
 t.setTimeout(120_000)
 
 t.test('the caps derived from the file limit', async (t) => {
-  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60 }, 4096), { perAddress: 204, total: 3276 }, 'ulimit -n 4096: 16 addresses to fill it')
-  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60 }, 1_048_576), { perAddress: 1024, total: 838_860 }, 'a large limit: 1024 per address')
-  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60 }, undefined), { perAddress: 1024, total: 0 }, 'an unknown limit: 1024 per address, no total')
-  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60, max_per_address: 0, max_total: 10 }, 4096), { perAddress: 0, total: 10 }, 'configured values win')
+  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60, keepalive_timeout: 75 }, 4096), { perAddress: 204, total: 3276 }, 'ulimit -n 4096: 16 addresses to fill it')
+  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60, keepalive_timeout: 75 }, 1_048_576), { perAddress: 1024, total: 838_860 }, 'a large limit: 1024 per address')
+  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60, keepalive_timeout: 75 }, undefined), { perAddress: 1024, total: 0 }, 'an unknown limit: 1024 per address, no total')
+  t.same(connectionCaps({ header_timeout: 60, body_timeout: 60, keepalive_timeout: 75, max_per_address: 0, max_total: 10 }, 4096), { perAddress: 0, total: 10 }, 'configured values win')
 })
 
 /** Opens a raw connection from `localAddress`; `first` resolves with what the server sent first ('' when it sent nothing before closing). */
