@@ -9,7 +9,9 @@ import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError }
  * a broken answer (ProtocolError) or a refusal fails that request only.
  */
 export function isUnavailability(error: unknown): boolean {
-  return error instanceof TransportError || error instanceof TimeoutError
+  // A 401 or 403 is an answer: the credential of one caller was refused, the upstream is there for the others.
+  if (error instanceof TransportError) return error.status !== 401 && error.status !== 403
+  return error instanceof TimeoutError
 }
 
 /** A short, safe description of an upstream failure. */
