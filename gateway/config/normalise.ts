@@ -55,6 +55,9 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
     metrics: { ...doc.metrics, allowed_hosts: [...(doc.metrics.allowed_hosts ?? [])] },
     admin: doc.admin === undefined ? undefined : adminConfig(doc.admin),
+    ...(doc.token_encryption === undefined ? {} : {
+      token_encryption: { keys: doc.token_encryption.keys.map((key) => (key.file === undefined ? { ...key } : { ...key, file: path.resolve(folder, key.file) })) },
+    }),
     ...(doc.upstream_identity === undefined ? {} : {
       upstream_identity: { ...doc.upstream_identity, keys: doc.upstream_identity.keys.map((key) => ({ kid: key.kid, file: path.resolve(folder, key.file) })) },
     }),

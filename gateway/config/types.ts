@@ -124,6 +124,11 @@ export interface IdentityAssertionConfig {
   claims: string[]
 }
 
+/** Keys that encrypt upstream tokens kept in a shared store (AES-256-GCM); the first seals, all open. */
+export interface TokenEncryptionConfig {
+  keys: Array<{ kid: string; file?: string; value?: string }>
+}
+
 /** The gateway's own signing keys for identity assertions, and where their JWKS is served. */
 export interface UpstreamIdentityConfig {
   /** `iss` of the assertions (and `act.sub`). */
@@ -341,6 +346,8 @@ export interface GatewayConfig {
   admin: AdminConfig | undefined
   /** Keys for `auth.identity_assertion` upstreams; absent when no upstream uses them. */
   upstream_identity?: UpstreamIdentityConfig
+  /** Encrypts upstream tokens at rest (required for tokens in a Redis store). */
+  token_encryption?: TokenEncryptionConfig
   routes: RouteConfig[]
 }
 

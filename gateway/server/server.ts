@@ -229,7 +229,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   if (metrics !== undefined && metricsApp === undefined) registerMetricsRoute(app, config.metrics, metrics)
   decorateCaller(app)
   // Upstream credentials (tokens, their cache and locks) beside the sessions: Redis when they are there.
-  const credentials = new CredentialContext(logger, config.store)
+  const credentials = new CredentialContext(logger, config)
   const protectedRoutes = new Map<string, RouteAccess>()
   for (const route of config.routes) {
     let endpoint: McpEndpoint
