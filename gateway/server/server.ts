@@ -21,6 +21,7 @@ import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
+import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { createLimiter } from '../store/create-limiter.ts'
@@ -279,6 +280,11 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   registerProtectedResourceMetadata(app, protectedRoutes)
 
   app.get('/healthz', async () => ({ status: 'ok' }))
+  // The public keys of the gateway's identity assertions, for upstreams to verify them (README: identity assertions).
+  if (config.upstream_identity !== undefined) {
+    const signer = signerOf(credentials)
+    app.get(signer.jwksPath, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(await signer.jwks()))
+  }
   app.get('/readyz', async (_request, reply) => {
     const ready = await store.ready().catch(() => false)
     const body: Record<string, unknown> = { status: ready ? 'ready' : 'store unavailable' }

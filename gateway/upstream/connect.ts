@@ -14,7 +14,7 @@ import { keepAliveAgents, type HttpAgents } from '../client/http-exchange.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
 import type { Transport } from '../client/transport.ts'
 import { WebSocketTransport } from '../client/websocket.ts'
-import type { TlsOptions } from '../client/connection-options.ts'
+import { agentFetch, connectionAgent, type TlsOptions } from '../client/connection-options.ts'
 import { readFileSync } from 'node:fs'
 import type { CredentialHeaders } from './credentials/provider.ts'
 
@@ -123,4 +123,22 @@ export function upstreamTls(upstream: UpstreamConfig): TlsOptions | undefined {
     tlsFiles.set(upstream, options)
   }
   return options
+}
+
+const fetches = new WeakMap<UpstreamConfig, typeof fetch>()
+
+/**
+ * The fetch for one-off exchanges with an HTTP upstream (stateless requests, the DELETE that ends a
+ * session): the global one, or one on an Agent with the upstream's `tls` (its client certificate).
+ */
+export function upstreamFetch(upstream: UpstreamConfig): typeof fetch {
+  const tls = upstreamTls(upstream)
+  if (tls === undefined || upstream.url === undefined) return fetch
+  let made = fetches.get(upstream)
+  if (made === undefined) {
+    const agent = connectionAgent(new URL(upstream.url), { tls })
+    made = agent === undefined ? fetch : agentFetch(agent)
+    fetches.set(upstream, made)
+  }
+  return made
 }

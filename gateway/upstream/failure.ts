@@ -2,6 +2,7 @@
  * Upstream failures in words fit for a client and /readyz: what went wrong, never the upstream's URL
  * (it may carry a token in its query) nor internal error text.
  */
+import { EdgeError } from '../wire/errors.ts'
 import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
 
 /**
@@ -26,5 +27,7 @@ export function describeFailure(error: unknown): string {
   if (error instanceof ProtocolError) return 'it broke the protocol (an invalid or oversize message)'
   if (error instanceof CancelledError) return 'cancelled'
   if (error instanceof RpcError) return error.message
+  // The gateway's own refusals (a credential that could not be had) say what happened, without secrets.
+  if (error instanceof EdgeError) return error.message
   return 'unexpected failure'
 }

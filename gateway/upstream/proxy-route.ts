@@ -43,6 +43,7 @@ import { createProvider } from './credentials/create-provider.ts'
 import { CredentialError, type CredentialProvider } from './credentials/provider.ts'
 import { isRejected } from './credentials/rejection.ts'
 import { EdgeError } from '../wire/errors.ts'
+import type { Caller } from '../wire/caller.ts'
 
 /** The key of the probe links, which belong to no downstream session. */
 const PROBE = '\0probe'
@@ -77,6 +78,8 @@ export interface ForwardExtra {
   timeoutMs?: number
   /** `Mcp-Param-*` values, for a stateless upstream. */
   paramHeaders?: Record<string, string> | undefined
+  /** Whom the request is for when it has no request context (an aggregated list, a forwarded setLevel). */
+  who?: Caller | undefined
 }
 
 export class ProxyRoute implements LinkHost {
@@ -220,7 +223,7 @@ export class ProxyRoute implements LinkHost {
       hop = startHopSpan(call?.span, method, name, params)
       params = withTraceparent(params, hop)
     }
-    const who = ctx?.caller
+    const who = ctx?.caller ?? extra.who
     try {
       const stateless = this.#stateless.get(name)
       // Known after the first discover: a session's request waits for no promise here.
@@ -267,16 +270,19 @@ export class ProxyRoute implements LinkHost {
    * this worker from then on, its input-required rounds asked on the client's session.
    */
   async #sessionOnModern(stateless: StatelessUpstream, record: SessionRecord, upstream: UpstreamConfig, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+    const who = ctx?.caller ?? extra.who
     if (!stateless.sessionsRefused) {
       try {
-        return await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
+        const link = this.link(record, upstream)
+        if (who !== undefined) link.who = who
+        return await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
       } catch (error) {
         if (!initializeRefused(error)) throw error
         stateless.sessionsRefused = true
         this.#logger.info({ upstream: upstream.name }, 'upstream refused a 2025-era session; session clients go up stateless')
       }
     }
-    return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
+    return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders, who)
   }
 
   /**
@@ -287,7 +293,7 @@ export class ProxyRoute implements LinkHost {
     const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
     const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
     const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
-    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller })
+    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller ?? extra.who })
     if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
     return result
   }

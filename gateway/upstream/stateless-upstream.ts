@@ -13,7 +13,7 @@
 import { ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
 import { readSse } from '../client/sse-parser.ts'
 import type { UpstreamConfig } from '../config/types.ts'
-import { maxMessageBytes } from './connect.ts'
+import { maxMessageBytes, upstreamFetch } from './connect.ts'
 import { afterRejection, isRejected } from './credentials/rejection.ts'
 import type { CredentialProvider } from './credentials/provider.ts'
 import type { Caller } from '../wire/caller.ts'
@@ -140,7 +140,7 @@ export class StatelessUpstream {
     const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout])
     let response: Response
     try {
-      response = await fetch(this.#url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }), signal })
+      response = await upstreamFetch(this.#upstream)(this.#url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }), signal })
     } catch (error) {
       throw failure(error, timeout, options.timeoutMs)
     }

@@ -30,7 +30,7 @@ import type { InitializeResult } from '../client/types.ts'
 import type { UpstreamConfig } from '../config/types.ts'
 import type { ClientCapabilities, Implementation, JsonObject } from '../wire/mcp-types.ts'
 import type { UpstreamSession } from '../store/store.ts'
-import { connect, type StdioKey, type StdioTransports, type TransportCredentials } from './connect.ts'
+import { connect, upstreamFetch, type StdioKey, type StdioTransports, type TransportCredentials } from './connect.ts'
 import { isFixed, type CredentialProvider } from './credentials/provider.ts'
 import { afterRejection, isRejected } from './credentials/rejection.ts'
 import type { Caller } from '../wire/caller.ts'
@@ -184,7 +184,7 @@ export class UpstreamLink {
     const credential = await Promise.resolve(this.#host.credentials(this.upstream).headers(this.who)).catch(() => undefined)
     const headers: Record<string, string> = { ...this.upstream.headers, ...credential, 'mcp-session-id': id }
     if (stored !== undefined) headers['mcp-protocol-version'] = stored.protocolVersion
-    await fetch(this.upstream.url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5000) }).then(
+    await upstreamFetch(this.upstream)(this.upstream.url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5000) }).then(
       (response) => response.body?.cancel(),
       () => undefined,
     )

@@ -5,14 +5,22 @@
 import type { UpstreamConfig } from '../../config/types.ts'
 import { EdgeError } from '../../wire/errors.ts'
 import type { CredentialContext } from './context.ts'
-import { FixedHeaders, type CredentialProvider } from './provider.ts'
+import type { CredentialProvider } from './provider.ts'
+import { FixedHeaders } from './provider.ts'
+import { ClientCredentials } from './client-credentials.ts'
+import { HeaderFiles } from './header-files.ts'
+import { IdentityAssertion } from './identity-assertion.ts'
+import { TokenExchange } from './token-exchange.ts'
 
 /** A maker of one kind's provider. */
 export type ProviderMaker = (upstream: UpstreamConfig, context: CredentialContext) => CredentialProvider
 
 /** One row per `auth:` kind. */
 const makers: Readonly<Record<string, ProviderMaker>> = {
-  headers: (upstream) => new FixedHeaders({ ...upstream.headers, ...upstream.auth!.headers }),
+  headers: (upstream, context) => HeaderFiles.create(upstream, context),
+  client_credentials: (upstream, context) => new ClientCredentials(upstream, context),
+  token_exchange: (upstream, context) => new TokenExchange(upstream, context),
+  identity_assertion: (upstream, context) => new IdentityAssertion(upstream, context),
 }
 
 /** The provider for `upstream`; throws MCP_EDGE_CONFIG_INVALID for a kind this gateway lacks or a bad setting. */
