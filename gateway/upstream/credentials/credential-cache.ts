@@ -76,25 +76,48 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 export class RedisCredentialCache implements CredentialCache {
   readonly #redis: RedisClient
   readonly #prefix: string
+  readonly #connectTimeoutMs: number
 
-  constructor(redis: RedisClient, prefix: string) {
+  constructor(redis: RedisClient, prefix: string, connectTimeoutMs: number) {
     this.#redis = redis
     this.#prefix = `${prefix}c:`
+    this.#connectTimeoutMs = connectTimeoutMs
   }
 
   async get(key: string): Promise<string | undefined> {
+    await this.#connected()
     return (await this.#redis.get(this.#prefix + key)) ?? undefined
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
+    await this.#connected()
     await this.#redis.set(this.#prefix + key, value, 'PX', Math.max(1, Math.floor(ttlMs)))
   }
 
   async delete(key: string): Promise<void> {
+    await this.#connected()
     await this.#redis.del(this.#prefix + key)
   }
 
+  /**
+   * The connection has no offline queue (a command while Redis is away fails at once); the first
+   * commands, made while it is still connecting, wait for it (at most the connect timeout) instead.
+   */
+  async #connected(): Promise<void> {
+    if (this.#redis.status === 'ready' || this.#redis.status === 'end') return
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        this.#redis.off('ready', done)
+        resolve()
+      }
+      const timer = setTimeout(done, this.#connectTimeoutMs)
+      this.#redis.once('ready', done)
+    })
+  }
+
   async lock(key: string, ttlMs: number): Promise<(() => Promise<void>) | undefined> {
+    await this.#connected()
     const name = `${this.#prefix}lock:${key}`
     const token = randomUUID()
     const taken = await this.#redis.set(name, token, 'PX', Math.max(1, Math.floor(ttlMs)), 'NX')
@@ -113,5 +136,5 @@ export class RedisCredentialCache implements CredentialCache {
 export function createCredentialCache(config: StoreConfig, env?: NodeJS.ProcessEnv): CredentialCache {
   if (config.type !== 'redis') return new MemoryCredentialCache()
   const redis = connectRedis(redisConnection(config, config.connect_timeout, config.command_timeout, env), 'commands')
-  return new RedisCredentialCache(redis, config.key_prefix)
+  return new RedisCredentialCache(redis, config.key_prefix, config.connect_timeout * 1000)
 }
