@@ -155,7 +155,16 @@ export class StreamableHttpTransport implements Transport {
     if (requestId !== undefined) this.#requests.set(requestId, controller)
     let streaming = false
     try {
-      if (this.#options.authorize !== undefined) await this.#authorize()
+      const authorize = this.#options.authorize
+      if (authorize !== undefined) {
+        // Inline, not #authorize(): a cached credential answers synchronously and costs no async frame.
+        const answer = authorize()
+        const headers = answer instanceof Promise ? await answer : answer
+        if (headers !== this.#authorized) {
+          this.#authorized = headers
+          this.#postHeaders = undefined
+        }
+      }
       this.#postHeaders ??= this.#headers(POST_HEADERS)
       const response = await this.#request('POST', withTraceHeaders(this.#postHeaders, message), controller, {
         body: JSON.stringify(message),
