@@ -24,7 +24,7 @@ import type { AbortLike } from '../wire/abort-like.ts'
 import { UriTemplate } from '../registry/uri-template.ts'
 import type { SessionRecord, UpstreamSession } from '../store/store.ts'
 import type { ListKind } from './aggregate.ts'
-import type { StdioTransports } from './connect.ts'
+import { upstreamTls, type StdioTransports } from './connect.ts'
 import { CrossEra, parkable } from './cross-era.ts'
 import { statelessForSession } from './cross-era-rounds.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
@@ -130,6 +130,11 @@ export class ProxyRoute implements LinkHost {
     for (const upstream of this.route.upstreams) {
       try {
         this.#credentials.set(upstream.name, createProvider(upstream, credentials))
+        try {
+          upstreamTls(upstream)
+        } catch {
+          throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `upstream ${upstream.name}: a tls file (ca, cert, key) cannot be read`)
+        }
       } catch (error) {
         for (const provider of this.#credentials.values()) provider.close()
         throw error
