@@ -21,7 +21,16 @@ const AUDIENCE = 'https://bench.mcp-edge.test/mcp'
 export async function startIssuer(): Promise<BenchIssuer> {
   const { privateKey, publicKey } = await generateKeyPair('RS256')
   const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'RS256', use: 'sig' }
-  const server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })))
+  // GET: the JWKS. POST /token: an RFC 8693 exchange answered at once (the token-exchange row counts
+  // the gateway's cached path, so the endpoint is asked once per principal and its speed does not matter).
+  const server = createServer((request, response) => {
+    if (request.method === 'POST') {
+      request.resume()
+      const token = { access_token: `exchanged-${Date.now()}`, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: 7200 }
+      return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(token))
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }))
+  })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const token = await new SignJWT({ sub: 'bench', scope: 'mcp tools.echo' })

@@ -288,6 +288,14 @@ function saturatedProxyLine(results: BenchResults): string | undefined {
   return `${fmtInt(proxied)} µs CPU per proxied call against ${fmtInt(local)} µs per local call, ${fmt(proxied / local)} ×`
 }
 
+/** The token-exchange row against the static-headers row, both JWT callers through one proxy hop (target ≤ 1.1×). */
+function tokenExchangeLine(results: BenchResults): string | undefined {
+  const exchanged = results.scenarios.find((row) => row.name === 'edge-proxy-http-token-exchange')?.cpuUsPerRequest
+  const fixed = results.scenarios.find((row) => row.name === 'edge-proxy-http-jwt-static')?.cpuUsPerRequest
+  if (exchanged === undefined || fixed === undefined) return undefined
+  return `${fmtInt(exchanged)} µs CPU per proxied call with token exchange (cached) against ${fmtInt(fixed)} µs with static headers, ${fmt(exchanged / fixed)} × (target ≤ 1.1 ×)`
+}
+
 /** One line on the proxy hop: both paced runs and what the hop adds. */
 function hopLine(hop: ProxyHop): string {
   const run = (r: ProxyHop['direct']): string => `p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, ${fmtInt(r.cpuUsPerCall)} µs CPU/call, ${r.errors} errors`
@@ -328,6 +336,8 @@ export function formatTable(results: BenchResults): string {
   out.push(isSkipped(hop) ? `proxy hop: skipped (${hop.skipped})` : `proxy hop: ${hopLine(hop)}`)
   const saturatedProxy = saturatedProxyLine(results)
   if (saturatedProxy !== undefined) out.push(`proxy route at saturation (wrk, 1 session): ${saturatedProxy}`)
+  const exchange = tokenExchangeLine(results)
+  if (exchange !== undefined) out.push(`upstream token exchange: ${exchange}`)
   if (isSkipped(fanout)) out.push(`fan-out: skipped (${fanout.skipped})`)
   else out.push(`fan-out: resourceUpdated reached ${fmtInt(fanout.sessions)} open GET streams in ${fmt(fanout.medianMs, 1)} ms median, ${fmt(fanout.maxMs, 1)} ms max (${fanout.rounds} rounds)`)
   out.push('', 'targets:')
@@ -375,6 +385,8 @@ export function formatMarkdown(results: BenchResults, image: string): string {
   out.push(isSkipped(hop) ? `| proxy hop at a fixed rate | skipped: ${hop.skipped} |` : `| proxy hop (proxy-hop.ts) | ${hopLine(hop)} |`)
   const saturatedProxy = saturatedProxyLine(results)
   if (saturatedProxy !== undefined) out.push(`| proxy route at saturation (wrk, 1 session; not the target's measure) | ${saturatedProxy} |`)
+  const exchange = tokenExchangeLine(results)
+  if (exchange !== undefined) out.push(`| upstream token exchange, cached (wrk, 1 session) | ${exchange} |`)
   out.push(
     isSkipped(fanout)
       ? `| resourceUpdated fan-out | skipped: ${fanout.skipped} |`

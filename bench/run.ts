@@ -100,6 +100,17 @@ interface Prepared {
   stop(): Promise<void>
 }
 
+/** A route whose upstreams exchange tokens at the bench issuer (`token_url: issuer`). */
+function withTokenUrl(route: Record<string, unknown>, tokenUrl: string): Record<string, unknown> {
+  const upstreams = route.upstreams as Array<{ auth?: { token_exchange?: Record<string, unknown> } }> | undefined
+  if (upstreams === undefined) return route
+  return {
+    ...route,
+    upstreams: upstreams.map((upstream) => upstream.auth?.token_exchange?.token_url !== 'issuer' ? upstream
+      : { ...upstream, auth: { token_exchange: { ...upstream.auth.token_exchange, token_url: tokenUrl } } }),
+  }
+}
+
 async function prepareScenario(scenario: Scenario, options: StartOptions = {}): Promise<Prepared> {
   const redis = scenario.needs === 'redis' ? await startRedis() : undefined
   // An mcp-edge upstream (the bench handler) for a proxy route to put in front of it.
@@ -116,7 +127,7 @@ async function prepareScenario(scenario: Scenario, options: StartOptions = {}): 
   }
   try {
     let spec = withService(scenario.server, redis?.url, upstream?.url)
-    if (issuer !== undefined && spec.kind === 'edge') spec = { ...spec, route: { ...spec.route, ...issuer.route } }
+    if (issuer !== undefined && spec.kind === 'edge') spec = { ...spec, route: withTokenUrl({ ...spec.route, ...issuer.route }, `${issuer.url}/token`) }
     server = await startServer(spec, options)
     sessions = await createSessions(server.url, scenario.sessions, headers)
     // Over WebSocket every connection makes its own session and every answer is checked as it comes.

@@ -298,6 +298,42 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-proxy-http-jwt-static',
+    label: 'tools/call through an HTTP upstream, JWT caller, static upstream headers (1 session)',
+    group: 'mcp-edge',
+    // The baseline of the token-exchange row: the same JWT-checked caller and proxy hop, the upstream
+    // credential a static header merged once into the transport.
+    server: {
+      kind: 'edge',
+      route: { handler: undefined, prefix: 'never', upstreams: [{ name: 'up', url: 'filled in by withService', health_interval: 3600, auth: { headers: { authorization: 'Bearer static-upstream-token' } } }] },
+    },
+    needs: 'upstream',
+    jwt: true,
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
+    name: 'edge-proxy-http-token-exchange',
+    label: 'tools/call through an HTTP upstream, JWT caller, RFC 8693 token exchange (cached) (1 session)',
+    group: 'mcp-edge',
+    // The same as edge-proxy-http-jwt-static with `auth: {token_exchange}`: the exchange happens once,
+    // then every call takes the held token synchronously (target: ≤ 1.1× the static row's CPU per call).
+    server: {
+      kind: 'edge',
+      route: {
+        handler: undefined,
+        prefix: 'never',
+        upstreams: [{ name: 'up', url: 'filled in by withService', health_interval: 3600, auth: { token_exchange: { token_url: 'issuer', client_id: 'bench-gateway', client_secret: 'bench-secret', audience: 'urn:bench:upstream' } } }],
+      },
+    },
+    needs: 'upstream',
+    jwt: true,
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-redis',
     label: 'mcp-edge tools/call, redis store',
     group: 'mcp-edge',

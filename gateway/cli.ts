@@ -23,6 +23,7 @@ import type { GatewayConfig } from './config/types.ts'
 import { scaffold } from './init/scaffold.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
 import { buildEndpoint } from './server/route-endpoint.ts'
+import { CredentialContext } from './upstream/credentials/context.ts'
 import { requestReload } from './server/reload.ts'
 import { loadHandlers } from './server/server.ts'
 import { runSingleProcess } from './server/single-process.ts'
@@ -107,7 +108,9 @@ async function check(file: string): Promise<number> {
     const handler = handlers.get(route.location)
     if (handler === undefined) continue
     try {
-      const endpoint = await buildEndpoint(route, handler, store, logger, codec)
+      // The upstreams' credentials are set up too (key and secret files read), against nothing shared.
+      const credentials = new CredentialContext(logger, { upstream_identity: config.upstream_identity, token_encryption: config.token_encryption })
+      const endpoint = await buildEndpoint(route, handler, store, logger, codec, undefined, credentials)
       tools += endpoint.registry.toolCount
       endpoint.close()
     } catch (error) {

@@ -24,6 +24,8 @@ export interface TlsOptions {
   key?: string | Buffer
   /** Check the server's certificate; default true. False only against a test server. */
   rejectUnauthorized?: boolean
+  /** The name sent as SNI and checked against the server's certificate, when it differs from the URL's host. */
+  servername?: string
 }
 
 /** What a transport may be given: TLS settings, and an HTTP proxy URL (`http://[user:pass@]host:port`). */
@@ -90,7 +92,7 @@ class TunnelingHttpsAgent extends https.Agent {
     tunnel(this.#proxy, host, Number(options.port ?? 443), (error, socket) => {
       if (error !== null) return done(error)
       // SNI only for names (not addresses); the certificate is checked against `host` either way.
-      const servername = options.servername ?? (isIP(host) === 0 ? host : undefined)
+      const servername = this.#tls.servername ?? options.servername ?? (isIP(host) === 0 ? host : undefined)
       const secured = tls.connect({ ...this.#tls, socket, host, servername, ALPNProtocols: ['http/1.1'] })
       secured.once('secureConnect', () => done(null, secured))
       secured.once('error', (failure) => done(failure))

@@ -10,7 +10,7 @@
  *                                                  │            request  → handler → response
  *                                                  │            notification → handler
  */
-import { McpError, RpcCode } from '../wire/errors.ts'
+import { EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import type { ClientRequestOptions } from '../registry/context.ts'
 import { classify, errorMessage, resultMessage, type JsonRpcMessage, type JsonRpcRequest, type RequestId } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
@@ -365,5 +365,7 @@ function reasonOf(reason: unknown): string {
 
 function asTransportError(error: unknown, requestId: RequestId): Error {
   if (error instanceof TransportError || error instanceof TimeoutError || error instanceof ProtocolError) return error
+  // A refusal of the gateway's own on the way out (an upstream credential that could not be had) stays itself.
+  if (error instanceof EdgeError) return error
   return new TransportError(`Could not send the request: ${(error as Error).message}`, { requestId, cause: error })
 }

@@ -32,6 +32,11 @@ export interface StreamableHttpOptions {
   authorization?: string
   /** Extra headers for every request. */
   headers?: Record<string, string>
+  /**
+   * Headers asked for before every exchange (credentials that expire or depend on the caller), over
+   * `headers`. Answering the same object as last time costs nothing: the headers built are reused.
+   */
+  authorize?: () => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>
   /** Open the standalone GET stream after initialize (needed for resource updates and list_changed); default true. */
   standaloneStream?: boolean
   /**
@@ -84,8 +89,10 @@ export class StreamableHttpTransport implements Transport {
   readonly #url: URL
   readonly #options: StreamableHttpOptions
   readonly #exchange: HttpExchange
-  /** The headers of every POST, made again only when the session id or version changes. */
+  /** The headers of every POST, made again only when the session id, version or `authorize`'s answer changes. */
   #postHeaders: Record<string, string> | undefined
+  /** What `authorize` answered last. */
+  #authorized: Readonly<Record<string, string>> | undefined
   /** The Agent behind the exchange when TLS or proxy options were given. */
   readonly #agent: Agent | undefined
   #sessionId: string | undefined
@@ -148,6 +155,16 @@ export class StreamableHttpTransport implements Transport {
     if (requestId !== undefined) this.#requests.set(requestId, controller)
     let streaming = false
     try {
+      const authorize = this.#options.authorize
+      if (authorize !== undefined) {
+        // Inline, not #authorize(): a cached credential answers synchronously and costs no async frame.
+        const answer = authorize()
+        const headers = answer instanceof Promise ? await answer : answer
+        if (headers !== this.#authorized) {
+          this.#authorized = headers
+          this.#postHeaders = undefined
+        }
+      }
       this.#postHeaders ??= this.#headers(POST_HEADERS)
       const response = await this.#request('POST', withTraceHeaders(this.#postHeaders, message), controller, {
         body: JSON.stringify(message),
@@ -176,11 +193,21 @@ export class StreamableHttpTransport implements Transport {
     }
   }
 
+  /** Asks `authorize` for this exchange's headers; a new answer rebuilds the POST headers. */
+  async #authorize(): Promise<void> {
+    const answer = this.#options.authorize!()
+    const headers = answer instanceof Promise ? await answer : answer
+    if (headers === this.#authorized) return
+    this.#authorized = headers
+    this.#postHeaders = undefined
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
     if (this.#sessionId !== undefined && this.#options.endSessionOnClose !== false) {
       try {
+        if (this.#options.authorize !== undefined) await this.#authorize()
         const response = await this.#request('DELETE', this.#headers({}), new AbortController().signal, { timeoutMs: this.#timeoutMs })
         await response.cancel()
       } catch {
@@ -260,6 +287,7 @@ export class StreamableHttpTransport implements Transport {
       try {
         const headers: Record<string, string> = { accept: 'text/event-stream' }
         if (stream.lastEventId !== undefined) headers['last-event-id'] = stream.lastEventId
+        if (this.#options.authorize !== undefined) await this.#authorize()
         const resumed = await this.#request('GET', this.#headers(headers), stream.signal, { timeoutMs: this.#timeoutMs, requestId: stream.requestId })
         if (ok(resumed)) response = resumed
         else if (resumed.status === 404 || resumed.status === 405) return this.#lost(stream, (await statusError(resumed, stream.requestId)).message, resumed.status)
@@ -312,6 +340,7 @@ export class StreamableHttpTransport implements Transport {
     }
     let response: HttpAnswer
     try {
+      if (this.#options.authorize !== undefined) await this.#authorize()
       response = await this.#request('GET', this.#headers(SSE_HEADERS), controller, { timeoutMs: this.#timeoutMs })
       if (response.status === 405) {
         this.#untrack(controller, undefined)
@@ -351,7 +380,7 @@ export class StreamableHttpTransport implements Transport {
   }
 
   #headers(extra: Readonly<Record<string, string>>): Record<string, string> {
-    const headers: Record<string, string> = { ...this.#options.headers, ...extra }
+    const headers: Record<string, string> = { ...this.#options.headers, ...this.#authorized, ...extra }
     if (this.#options.authorization !== undefined) headers.authorization = this.#options.authorization
     if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId
     if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion
@@ -374,5 +403,5 @@ async function statusError(response: HttpAnswer, requestId: RequestId | undefine
   } catch {
     // not JSON: keep the text
   }
-  return new TransportError(`HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`, { status: response.status, requestId, refused })
+  return new TransportError(`HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`, { status: response.status, requestId, refused, challenge: response.header('www-authenticate') })
 }

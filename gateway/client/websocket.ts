@@ -18,6 +18,8 @@ export interface WebSocketOptions {
   authorization?: string
   /** Extra handshake headers. */
   headers?: Record<string, string>
+  /** Headers asked for before the handshake (credentials that expire or depend on the caller), over `headers`. */
+  authorize?: () => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>
   /** Subprotocols offered; default `['mcp']`. The server must pick one of them. */
   protocols?: string[]
   /** Milliseconds to wait for the handshake; default 10 000 (0: no timeout). */
@@ -48,8 +50,16 @@ export class WebSocketTransport implements Transport {
 
   start(): Promise<void> {
     if (this.#socket !== undefined || this.#closed) return Promise.reject(new TransportError('The transport was already started'))
+    const authorize = this.#options.authorize
+    if (authorize === undefined) return this.#open(undefined)
+    const answer = authorize()
+    return answer instanceof Promise ? answer.then((headers) => this.#open(headers)) : this.#open(answer)
+  }
+
+  #open(authorized: Readonly<Record<string, string>> | undefined): Promise<void> {
+    if (this.#socket !== undefined || this.#closed) return Promise.reject(new TransportError('The transport was already started'))
     const { url, authorization, protocols = ['mcp'], connectTimeoutMs = 10_000 } = this.#options
-    const headers: Record<string, string> = { ...this.#options.headers }
+    const headers: Record<string, string> = { ...this.#options.headers, ...authorized }
     if (authorization !== undefined) headers.authorization = authorization
     const agent = connectionAgent(new URL(url), this.#options)
     this.#agent = agent
@@ -60,7 +70,8 @@ export class WebSocketTransport implements Transport {
       socket.once('unexpected-response', (request, response) => {
         response.resume()
         request.destroy()
-        reject(new TransportError(`WebSocket handshake with ${url} refused: HTTP ${response.statusCode}`, { status: response.statusCode }))
+        const challenge = response.headers['www-authenticate']
+        reject(new TransportError(`WebSocket handshake with ${url} refused: HTTP ${response.statusCode}`, { status: response.statusCode, challenge }))
       })
       socket.once('open', () => {
         opened = true

@@ -4,7 +4,7 @@
  */
 import path from 'node:path'
 import type { JsonObject } from '../wire/mcp-types.ts'
-import type { AdminConfig, AuthConfig, CapabilitiesConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig } from './types.ts'
+import type { AdminConfig, AuthConfig, CapabilitiesConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
@@ -55,6 +55,12 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
     metrics: { ...doc.metrics, allowed_hosts: [...(doc.metrics.allowed_hosts ?? [])] },
     admin: doc.admin === undefined ? undefined : adminConfig(doc.admin),
+    ...(doc.token_encryption === undefined ? {} : {
+      token_encryption: { keys: doc.token_encryption.keys.map((key) => (key.file === undefined ? { ...key } : { ...key, file: path.resolve(folder, key.file) })) },
+    }),
+    ...(doc.upstream_identity === undefined ? {} : {
+      upstream_identity: { ...doc.upstream_identity, keys: doc.upstream_identity.keys.map((key) => ({ kid: key.kid, file: path.resolve(folder, key.file) })) },
+    }),
     routes: doc.routes.map((route) => ({
       ...route,
       handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
@@ -62,6 +68,8 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
         ...upstream,
         headers: { ...upstream.headers },
         ...(upstream.command === undefined ? {} : { cwd: path.resolve(folder, upstream.cwd ?? '.') }),
+        ...(upstream.auth === undefined ? {} : { auth: upstreamAuth(upstream.auth, folder) }),
+        ...(upstream.tls === undefined ? {} : { tls: upstreamTls(upstream.tls, folder) }),
       })),
       tools: { ...route.tools, deny: [...route.tools.deny], rename: { ...route.tools.rename } },
       transports: [...route.transports],
@@ -158,4 +166,25 @@ function adminConfig(admin: NonNullable<ValidatedDocument['admin']>): AdminConfi
     reload: admin.reload ?? false,
     try_it: admin.try_it ?? true,
   }
+}
+
+/** `file:<path>` values resolved against the config's folder (the credential providers read them). */
+function fileValue(value: string, folder: string): string {
+  return value.startsWith('file:') ? `file:${path.resolve(folder, value.slice(5))}` : value
+}
+
+function upstreamAuth(auth: UpstreamAuthConfig, folder: string): UpstreamAuthConfig {
+  const copy = structuredClone(auth)
+  if (copy.headers !== undefined) for (const [name, value] of Object.entries(copy.headers)) copy.headers[name] = fileValue(value, folder)
+  for (const endpoint of [copy.client_credentials, copy.token_exchange]) {
+    if (endpoint !== undefined) endpoint.client_secret = fileValue(endpoint.client_secret, folder)
+  }
+  if (copy.token_exchange?.actor !== undefined) copy.token_exchange.actor.token = fileValue(copy.token_exchange.actor.token, folder)
+  return copy
+}
+
+function upstreamTls(tls: UpstreamTlsConfig, folder: string): UpstreamTlsConfig {
+  const resolved = (file: string | undefined): string | undefined => (file === undefined ? undefined : path.resolve(folder, file))
+  const { ca, cert, key, servername } = tls
+  return Object.fromEntries(Object.entries({ ca: resolved(ca), cert: resolved(cert), key: resolved(key), servername }).filter(([, value]) => value !== undefined))
 }

@@ -63,6 +63,80 @@ export interface UpstreamConfig {
   /** stdio, `shared`/`principal`: the roots the child is told (folders or file:// URIs), never a user's. */
   roots?: string[]
   pool?: { min?: number; max?: number; idle_timeout?: number; ping_interval?: number; ping_timeout?: number; start_timeout?: number }
+  /** How the gateway authenticates to this upstream, for the caller (one kind; README "Acting for the caller"). */
+  auth?: UpstreamAuthConfig
+  /** TLS toward an `https:`/`wss:` upstream: PEM files (absolute once loaded) and the name to check. */
+  tls?: UpstreamTlsConfig
+}
+
+/** `tls:` of an upstream: a private CA, a client certificate and key (mutual TLS), the expected server name. */
+export interface UpstreamTlsConfig {
+  ca?: string
+  cert?: string
+  key?: string
+  servername?: string
+}
+
+/**
+ * `auth:` of an upstream: exactly one kind. Secret values come from `${ENV}` (read at load and reload)
+ * or `file:<path>` (read at start and again whenever the file changes).
+ */
+export interface UpstreamAuthConfig {
+  /** Static headers (values may be `file:` paths). */
+  headers?: Record<string, string>
+  client_credentials?: ClientCredentialsConfig
+  token_exchange?: TokenExchangeConfig
+  identity_assertion?: IdentityAssertionConfig
+  /** Per-user OAuth to a remote MCP server (h-oauth). */
+  oauth?: Record<string, unknown>
+}
+
+/** What every token-endpoint kind shares. Durations in seconds. */
+export interface TokenEndpointConfig {
+  token_url: string
+  client_id: string
+  /** The client's secret (a `file:` path, or `${ENV}`), sent with HTTP Basic (client_secret_basic). */
+  client_secret: string
+  scope?: string
+  audience?: string
+  /** RFC 8707 resource indicator. */
+  resource?: string
+  /** One token request; default 5. */
+  timeout: number
+  /** A token is used until this many seconds before it expires; default 30. */
+  refresh_before: number
+}
+
+export type ClientCredentialsConfig = TokenEndpointConfig
+
+export interface TokenExchangeConfig extends TokenEndpointConfig {
+  /** RFC 8693 actor_token: a token naming the gateway (a `file:` path or `${ENV}`), with its type (default: JWT). */
+  actor?: { token: string; token_type: string }
+  /** Exchanged tokens kept per worker (the store holds them for every worker); default 10000. */
+  max_cached: number
+}
+
+export interface IdentityAssertionConfig {
+  audience: string
+  /** The assertion's lifetime; default 60. */
+  ttl_s: number
+  /** Claims of the caller's verified token copied into the assertion (besides sub). */
+  claims: string[]
+}
+
+/** Keys that encrypt upstream tokens kept in a shared store (AES-256-GCM); the first seals, all open. */
+export interface TokenEncryptionConfig {
+  keys: Array<{ kid: string; file?: string; value?: string }>
+}
+
+/** The gateway's own signing keys for identity assertions, and where their JWKS is served. */
+export interface UpstreamIdentityConfig {
+  /** `iss` of the assertions (and `act.sub`). */
+  issuer: string
+  /** The first key signs; every key is published (rotation: add the new key second, then move it first). */
+  keys: Array<{ kid: string; file: string }>
+  /** The path of the JWKS on every listener; default `/.well-known/mcp-edge/jwks.json`. */
+  jwks_path: string
 }
 
 /** How a proxy route names and filters upstream components. */
@@ -272,6 +346,10 @@ export interface GatewayConfig {
   metrics: { enabled: boolean; path: string; listen?: { host: string; port: number }; allowed_hosts: string[] }
   /** The admin API and dashboard on their own listener; undefined: off. */
   admin: AdminConfig | undefined
+  /** Keys for `auth.identity_assertion` upstreams; absent when no upstream uses them. */
+  upstream_identity?: UpstreamIdentityConfig
+  /** Encrypts upstream tokens at rest (required for tokens in a Redis store). */
+  token_encryption?: TokenEncryptionConfig
   routes: RouteConfig[]
 }
 

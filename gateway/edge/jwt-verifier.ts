@@ -18,6 +18,7 @@
  */
 import { errors, jwtVerify, type JWTPayload } from 'jose'
 import type { JwtConfig } from '../config/types.ts'
+import { keepSubjectToken, type VerifiedToken } from '../wire/caller.ts'
 import { EdgeError } from '../wire/errors.ts'
 import { JwksKeys, keysUnavailable } from './jwks-keys.ts'
 
@@ -25,6 +26,8 @@ import { JwksKeys, keysUnavailable } from './jwks-keys.ts'
 export interface Identity {
   readonly principal: string
   readonly scopes: ReadonlySet<string>
+  /** The token's claims (and, beside them, the raw token for an upstream token exchange). */
+  readonly token?: VerifiedToken
 }
 
 /** The token was not accepted; `message` is safe to send (it never quotes the token). */
@@ -124,7 +127,9 @@ export class JwtVerifier {
     if (typeof principal !== 'string' || principal === '') {
       throw new InvalidTokenError(`The token has no ${config.principal_claim} claim naming its principal`)
     }
-    const identity: Identity = { principal, scopes: scopesOf(claims) }
+    const verified: VerifiedToken = { claims: claims as Record<string, unknown>, expiresAt: (claims.exp as number) * 1000 }
+    keepSubjectToken(verified, token)
+    const identity: Identity = { principal, scopes: scopesOf(claims), token: verified }
     this.#remember(token, identity, (claims.exp as number) * 1000)
     return identity
   }

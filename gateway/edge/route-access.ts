@@ -25,6 +25,7 @@ import type { ComponentScopes } from '../registry/component-scopes.ts'
 import { loadAccessModule, type AccessDecision, type AccessFunction, type AccessRequest } from './access-module.ts'
 import { ApiKeys } from './api-keys.ts'
 import type { Caller } from './caller.ts'
+import type { VerifiedToken } from '../wire/caller.ts'
 import { JwtVerifier, type Identity } from './jwt-verifier.ts'
 
 /** Why a request may not proceed; the transport answers with `status` (from the error table) and the challenge. */
@@ -165,7 +166,7 @@ export class RouteAccess {
    * 403 with a reference, logged.
    */
   decide(identity: Identity | null, facts: RequestFacts): Caller | Refusal | Promise<Caller | Refusal> {
-    if (this.#decide === undefined) return this.#finish(identity?.principal, identity?.scopes, facts.address)
+    if (this.#decide === undefined) return this.#finish(identity?.principal, identity?.scopes, facts.address, identity?.token)
     let decision: AccessDecision | Promise<AccessDecision>
     try {
       decision = this.#decide(this.#accessRequest(identity, facts))
@@ -226,7 +227,7 @@ export class RouteAccess {
     return document
   }
 
-  #finish(principal: string | undefined, scopes: ReadonlySet<string> | undefined, address: string): Caller | Refusal {
+  #finish(principal: string | undefined, scopes: ReadonlySet<string> | undefined, address: string, token?: VerifiedToken): Caller | Refusal {
     if (principal === undefined) return refusal('MCP_EDGE_UNAUTHORIZED', 'Unauthorized: this route needs an access token')
     const held = scopes ?? NO_SCOPES
     for (const scope of this.#required) {
@@ -234,11 +235,11 @@ export class RouteAccess {
         return refusal('MCP_EDGE_INSUFFICIENT_SCOPE', `Forbidden: this route needs scope ${this.#requiredScope}`, { error: 'insufficient_scope', scope: this.#requiredScope })
       }
     }
-    return { principal, scopes: held, address }
+    return token === undefined ? { principal, scopes: held, address } : { principal, scopes: held, address, token }
   }
 
   #apply(decision: AccessDecision, identity: Identity | null, facts: RequestFacts): Caller | Refusal {
-    if (decision === undefined || decision === null) return this.#finish(identity?.principal, identity?.scopes, facts.address)
+    if (decision === undefined || decision === null) return this.#finish(identity?.principal, identity?.scopes, facts.address, identity?.token)
     if ('deny' in decision) {
       const status = typeof decision.status === 'number' && decision.status >= 400 && decision.status < 500 ? decision.status : EdgeCode.MCP_EDGE_ACCESS_DENIED.status
       const message = typeof decision.message === 'string' ? decision.message : 'Forbidden'
@@ -248,12 +249,13 @@ export class RouteAccess {
     if ('addScopes' in decision) {
       const scopes = new Set(identity?.scopes)
       for (const scope of decision.addScopes) scopes.add(scope)
-      return this.#finish(identity?.principal, scopes, facts.address)
+      return this.#finish(identity?.principal, scopes, facts.address, identity?.token)
     }
     if ('allow' in decision && decision.allow === true) {
       const principal = decision.principal ?? identity?.principal
       const scopes = decision.scopes === undefined ? identity?.scopes : new Set(decision.scopes)
-      return this.#finish(principal, scopes, facts.address)
+      // A principal the module renamed is no longer the token's subject: it acts for no one upstream.
+      return this.#finish(principal, scopes, facts.address, principal === identity?.principal ? identity?.token : undefined)
     }
     return this.#moduleFailed(new TypeError(`the access module returned ${JSON.stringify(decision)}`), facts)
   }

@@ -20,6 +20,8 @@ import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import { buildEndpoint } from './route-endpoint.ts'
+import { CredentialContext } from '../upstream/credentials/context.ts'
+import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { createLimiter } from '../store/create-limiter.ts'
@@ -227,14 +229,17 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const metricsApp = metrics !== undefined && config.metrics.listen !== undefined ? buildMetricsApp(config.metrics, metrics) : undefined
   if (metrics !== undefined && metricsApp === undefined) registerMetricsRoute(app, config.metrics, metrics)
   decorateCaller(app)
+  // Upstream credentials (tokens, their cache and locks) beside the sessions: Redis when they are there.
+  const credentials = new CredentialContext(logger, config)
   const protectedRoutes = new Map<string, RouteAccess>()
   for (const route of config.routes) {
     let endpoint: McpEndpoint
     let access: RouteAccess | undefined
     try {
       access = await RouteAccess.build(route, logger)
-      endpoint = await buildEndpoint(route, handlers.get(route.location)!, store, logger, codec)
+      endpoint = await buildEndpoint(route, handlers.get(route.location)!, store, logger, codec, undefined, credentials)
     } catch (error) {
+      await credentials.close().catch(() => undefined)
       if (error instanceof EdgeError && error.code === 'MCP_EDGE_CONFIG_INVALID') {
         for (const built of endpoints.values()) built.close()
         await app.close()
@@ -275,6 +280,11 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   registerProtectedResourceMetadata(app, protectedRoutes)
 
   app.get('/healthz', async () => ({ status: 'ok' }))
+  // The public keys of the gateway's identity assertions, for upstreams to verify them (README: identity assertions).
+  if (config.upstream_identity !== undefined) {
+    const signer = signerOf(credentials)
+    app.get(signer.jwksPath, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(await signer.jwks()))
+  }
   app.get('/readyz', async (_request, reply) => {
     const ready = await store.ready().catch(() => false)
     const body: Record<string, unknown> = { status: ready ? 'ready' : 'store unavailable' }
@@ -299,6 +309,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       for (const endpoint of endpoints.values()) endpoint.close()
       await metricsApp?.close()
       await app.close()
+      await credentials.close().catch(() => undefined)
       if (options.store === undefined) await store.close()
       if (options.limiter === undefined) await limiter?.close()
       // The access lines of the last requests are still in the log buffer: out before the exit.

@@ -10,6 +10,7 @@ import { MemoryStore } from '../store/memory.ts'
 import { serveStdio } from '../transport/stdio.ts'
 import { loadHandler } from './load-handler.ts'
 import { buildEndpoint } from './route-endpoint.ts'
+import { CredentialContext } from '../upstream/credentials/context.ts'
 
 /** How long a stopping stdio server waits for cancelled requests before exiting anyway. */
 const STOP_GRACE_MS = 1500
@@ -32,7 +33,9 @@ export async function serveRouteOverStdio(config: GatewayConfig, route: RouteCon
   const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
   let endpoint
   try {
-    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state))
+    // Upstream tokens stay in this one process (no store to share them with); the signing keys are the config's.
+    const credentials = new CredentialContext(logger, { upstream_identity: config.upstream_identity, token_encryption: config.token_encryption })
+    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state), undefined, credentials)
   } catch (error) {
     await store.close()
     throw new StdioStartError(`cannot serve ${route.location}: ${(error as Error).message}`)

@@ -3,8 +3,9 @@
  * (subprotocol mcp), or `command` (stdio), whose transports come from the stdio pool through
  * `StdioTransports`: per key, a Transport that behaves like a dedicated connection to the server.
  *
- * Only the route's configured `headers` travel upstream: the downstream client's Authorization and
- * other headers never reach this layer, so they cannot be forwarded.
+ * Only the upstream's own credentials travel upstream (its `headers`, or what its `auth:` provider
+ * answers per exchange; its `tls` client certificate): the downstream client's Authorization and other
+ * headers never reach this layer, so they cannot be forwarded.
  */
 import type { UpstreamConfig } from '../config/types.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
@@ -13,6 +14,18 @@ import { keepAliveAgents, type HttpAgents } from '../client/http-exchange.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
 import type { Transport } from '../client/transport.ts'
 import { WebSocketTransport } from '../client/websocket.ts'
+import { agentFetch, connectionAgent, type TlsOptions } from '../client/connection-options.ts'
+import { readFileSync } from 'node:fs'
+import type { CredentialHeaders } from './credentials/provider.ts'
+
+/**
+ * How a transport authenticates to its upstream: headers fixed for its life (merged once), or asked
+ * for per exchange (`authorize`, bound to the link's principal by its caller).
+ */
+export interface TransportCredentials {
+  readonly headers: Readonly<Record<string, string>>
+  readonly authorize?: () => CredentialHeaders | Promise<CredentialHeaders>
+}
 
 /** Who a stdio transport is for, so that `isolation: session | principal` can pick the child. */
 export interface StdioKey {
@@ -57,24 +70,31 @@ let agents: HttpAgents | undefined
 const CONNECT_TIMEOUT_MS = 10_000
 
 /** A fresh transport to `upstream`; throws when it is a stdio upstream and no pool was given. */
-export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTransports | undefined, timeoutMs: number): Transport {
+export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTransports | undefined, timeoutMs: number, credentials?: TransportCredentials): Transport {
   if (upstream.url === undefined) {
     if (stdio === undefined) throw new Error(`upstream ${upstream.name}: stdio upstreams need the stdio pool, which this gateway does not have`)
     return stdio.transport(upstream, key)
   }
   const url = new URL(upstream.url)
+  const headers = credentials?.headers ?? upstream.headers
+  const authorize = credentials?.authorize
+  const tls = upstreamTls(upstream)
   if (url.protocol === 'ws:' || url.protocol === 'wss:') {
     return new WebSocketTransport({
       url,
-      headers: upstream.headers,
+      headers,
+      authorize,
+      tls,
       connectTimeoutMs: Math.min(CONNECT_TIMEOUT_MS, timeoutMs),
       maxPayload: maxMessageBytes(upstream),
     })
   }
   return new StreamableHttpTransport({
     url,
-    agents: (agents ??= keepAliveAgents()),
-    headers: upstream.headers,
+    // A client certificate needs its own Agent (the transport makes one); the shared ones have none.
+    ...(tls === undefined ? { agents: (agents ??= keepAliveAgents()) } : { tls }),
+    headers,
+    authorize,
     timeoutMs,
     // The upstream session is shared data: a worker dropping its connection must not end it.
     endSessionOnClose: false,
@@ -83,4 +103,42 @@ export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTra
     reconnectDelayMs: 100,
     maxReconnects: 5,
   })
+}
+
+/** PEM files read once per upstream (a reload reads them again): path → contents. */
+const tlsFiles = new WeakMap<UpstreamConfig, TlsOptions>()
+
+/** The upstream's `tls:` block as node:tls takes it (files read), or undefined without one. */
+export function upstreamTls(upstream: UpstreamConfig): TlsOptions | undefined {
+  const config = upstream.tls
+  if (config === undefined) return undefined
+  let options = tlsFiles.get(upstream)
+  if (options === undefined) {
+    options = {
+      ...(config.ca === undefined ? {} : { ca: readFileSync(config.ca) }),
+      ...(config.cert === undefined ? {} : { cert: readFileSync(config.cert) }),
+      ...(config.key === undefined ? {} : { key: readFileSync(config.key) }),
+      ...(config.servername === undefined ? {} : { servername: config.servername }),
+    }
+    tlsFiles.set(upstream, options)
+  }
+  return options
+}
+
+const fetches = new WeakMap<UpstreamConfig, typeof fetch>()
+
+/**
+ * The fetch for one-off exchanges with an HTTP upstream (stateless requests, the DELETE that ends a
+ * session): the global one, or one on an Agent with the upstream's `tls` (its client certificate).
+ */
+export function upstreamFetch(upstream: UpstreamConfig): typeof fetch {
+  const tls = upstreamTls(upstream)
+  if (tls === undefined || upstream.url === undefined) return fetch
+  let made = fetches.get(upstream)
+  if (made === undefined) {
+    const agent = connectionAgent(new URL(upstream.url), { tls })
+    made = agent === undefined ? fetch : agentFetch(agent)
+    fetches.set(upstream, made)
+  }
+  return made
 }

@@ -10,6 +10,7 @@
  *        │                                     ▼        on the client's stream (its answer may reach any worker)
  *        └──── retry: inputResponses + requestState ◄── answers
  */
+import type { Caller } from '../wire/caller.ts'
 import { randomUUID } from 'node:crypto'
 import { RpcError } from '../client/errors.ts'
 import type { UpstreamConfig } from '../config/types.ts'
@@ -36,6 +37,7 @@ export async function statelessForSession(
   ctx: RequestContext | undefined,
   timeoutMs: number,
   paramHeaders: Record<string, string> | undefined,
+  who: Caller | undefined,
 ): Promise<JsonObject> {
   const meta: JsonObject = {
     ...(params._meta as JsonObject | undefined),
@@ -50,7 +52,7 @@ export async function statelessForSession(
   for (let round = 0; ; round++) {
     let result: JsonObject
     try {
-      result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders, onMessage })
+      result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders, onMessage, who })
     } catch (error) {
       throw error instanceof RpcError ? toSessionError(error, method, upstream.name) : error
     }

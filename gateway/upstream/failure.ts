@@ -2,6 +2,7 @@
  * Upstream failures in words fit for a client and /readyz: what went wrong, never the upstream's URL
  * (it may carry a token in its query) nor internal error text.
  */
+import { EdgeError } from '../wire/errors.ts'
 import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
 
 /**
@@ -9,7 +10,9 @@ import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError }
  * a broken answer (ProtocolError) or a refusal fails that request only.
  */
 export function isUnavailability(error: unknown): boolean {
-  return error instanceof TransportError || error instanceof TimeoutError
+  // A 401 or 403 is an answer: the credential of one caller was refused, the upstream is there for the others.
+  if (error instanceof TransportError) return error.status !== 401 && error.status !== 403
+  return error instanceof TimeoutError
 }
 
 /** A short, safe description of an upstream failure. */
@@ -24,5 +27,7 @@ export function describeFailure(error: unknown): string {
   if (error instanceof ProtocolError) return 'it broke the protocol (an invalid or oversize message)'
   if (error instanceof CancelledError) return 'cancelled'
   if (error instanceof RpcError) return error.message
+  // The gateway's own refusals (a credential that could not be had) say what happened, without secrets.
+  if (error instanceof EdgeError) return error.message
   return 'unexpected failure'
 }

@@ -6,6 +6,7 @@
  *   tools/call "docs__search" ─► local tool? ─► no ─► index/name ─► docs "search" ─► result | isError "unavailable"
  *   resources/read uri        ─► local? ─► no ─► listed URI or template match ─► upstream (URI unchanged)
  */
+import { ConsentRequiredError, CredentialError } from './credentials/provider.ts'
 import { openCaller, type Caller } from '../wire/caller.ts'
 import { RpcError, TimeoutError } from '../client/errors.ts'
 import { McpError, RpcCode } from '../wire/errors.ts'
@@ -50,7 +51,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
       const name = stringParam(params.name, 'prompts/get needs params.name (a string)')
       if (endpoint.viewOf(record).prompt(name) !== undefined) return promptMethods['prompts/get']!(endpoint, record, params, ctx)
       checkScopes(endpoint, ctx.caller, 'prompt', name)
-      const target = await resolve(proxy, record, 'prompt', name, params)
+      const target = await resolve(proxy, record, 'prompt', name, params, ctx.caller)
       if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown prompt: ${name}`)
       return proxy.passThrough(record, target, 'prompts/get', { ...params, name: target.name }, ctx)
     },
@@ -58,7 +59,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
       const uri = stringParam(params.uri, 'resources/read needs params.uri (a string)')
       const view = endpoint.viewOf(record)
       if (view.resolveResource(uri, hiddenOf(endpoint, view, record, ctx.caller)) !== undefined) return resourceMethods['resources/read']!(endpoint, record, params, ctx)
-      const upstream = await resolveUri(proxy, record, uri, params)
+      const upstream = await resolveUri(proxy, record, uri, params, ctx.caller)
       if (upstream === undefined) throw new McpError(RpcCode.ResourceNotFound, `Resource not found: ${uri}`, { uri })
       return proxy.passThrough(record, { upstream, name: uri }, 'resources/read', params, ctx)
     },
@@ -68,7 +69,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
       const ref = (params.ref ?? {}) as JsonObject
       const local = completionMethods['completion/complete']!
       if (ref.type === 'ref/prompt' && typeof ref.name === 'string' && endpoint.registry.prompt(ref.name) === undefined) {
-        const target = await resolve(proxy, record, 'prompt', ref.name, params)
+        const target = await resolve(proxy, record, 'prompt', ref.name, params, ctx.caller)
         if (target !== undefined) return proxy.passThrough(record, target, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, ctx)
       }
       if (ref.type === 'ref/resource' && typeof ref.uri === 'string' && endpoint.registry.template(ref.uri) === undefined) {
@@ -82,7 +83,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
       // Every upstream session this downstream session has; the ones opened later get it on initialize.
       await Promise.all(Object.entries(record.upstreams ?? {}).map(async ([name, session]) => {
         if (session.capabilities.logging === undefined || !proxy.upstreams.has(name)) return
-        await proxy.forward(record, name, 'logging/setLevel', { level: params.level as string }, undefined, {}).catch((error: unknown) => {
+        await proxy.forward(record, name, 'logging/setLevel', { level: params.level as string }, undefined, { who: ctx.caller }).catch((error: unknown) => {
           proxy.endpoint.logger.warn({ upstream: name, reason: describeFailure(error) }, 'could not forward logging/setLevel')
         })
       }))
@@ -95,7 +96,7 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
 }
 
 /** One page of an aggregated list: the local registry's part, then each upstream's, in config order. */
-async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecord, params: JsonObject, caller: Caller): Promise<JsonObject> {
+async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecord, params: JsonObject, caller: Caller, who: Caller | undefined = caller): Promise<JsonObject> {
   const cursor: AggregateCursor | undefined = params.cursor === undefined ? undefined : decodeCursor(params.cursor, proxy.names)
   const items: JsonObject[] = []
   const next: AggregateCursor = { u: {} }
@@ -123,7 +124,7 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     // A stateless request's envelope (`_meta`) goes along: a stateless upstream needs it.
     const upstreamParams: JsonObject = meta === undefined ? {} : { _meta: meta }
     if (upstreamCursor !== undefined) upstreamParams.cursor = upstreamCursor
-    const ask = (timeoutMs: number): Promise<JsonObject> => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs })
+    const ask = (timeoutMs: number): Promise<JsonObject> => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs, who })
     if (startingMs === 0) asks.push({ name, deadlineMs, page: () => ask(deadlineMs) })
     else asks.push({ name, deadlineMs: startingMs + deadlineMs, page: () => askStarting(health, deadlineMs, ask) })
   }
@@ -224,7 +225,7 @@ function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefi
 function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, ctx: RequestContext): JsonObject | Promise<JsonObject> {
   const known = proxy.resolveName('tool', name)
   if (known !== undefined) return callTarget(proxy, record, known, params, ctx)
-  return resolve(proxy, record, 'tool', name, params).then((target) => {
+  return resolve(proxy, record, 'tool', name, params, ctx.caller).then((target) => {
     if (target === undefined) throw unknownTool(name)
     return callTarget(proxy, record, target, params, ctx)
   })
@@ -257,6 +258,9 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
     if (error instanceof RpcError && isUnknownToolError(error.code, error.message, target.name)) throw unknownTool(String(params.name))
     if (error instanceof McpError) throw error
     if (error instanceof RpcError || cancellationOf(ctx).aborted) throw proxy.asClientError(target.upstream, error)
+    // Consent is asked through the protocol (a URL elicitation error); a credential that failed is this call's result.
+    if (error instanceof ConsentRequiredError) throw proxy.asClientError(target.upstream, error)
+    if (error instanceof CredentialError) return { content: [{ type: 'text', text: error.message }], isError: true }
     return unavailableResult(target.upstream, describeFailure(error))
   }
   // An SDK-built upstream says "no such tool" as a tool result: the client gets the spec's -32602 (unknown-tool.ts).
@@ -287,17 +291,17 @@ function unavailableResult(upstream: string, reason: string | undefined): JsonOb
 const LEARNING: Caller = openCaller('internal')
 
 /** Where a tool or prompt name leads; a name no list taught this worker yet (hashed, renamed) is learnt by listing once. */
-async function resolve(proxy: ProxyRoute, record: SessionRecord, kind: 'tool' | 'prompt', name: string, params: JsonObject): Promise<Target | undefined> {
+async function resolve(proxy: ProxyRoute, record: SessionRecord, kind: 'tool' | 'prompt', name: string, params: JsonObject, who: Caller | undefined): Promise<Target | undefined> {
   const known = proxy.resolveName(kind, name)
   if (known !== undefined) return known
-  await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, envelopeOf(params), LEARNING)
+  await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, envelopeOf(params), LEARNING, who)
   return proxy.resolveName(kind, name)
 }
 
-async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string, params: JsonObject): Promise<string | undefined> {
+async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string, params: JsonObject, who: Caller | undefined): Promise<string | undefined> {
   const known = proxy.resolveUri(uri)
   if (known !== undefined) return known
-  await Promise.all([aggregate(proxy, 'resources', record, envelopeOf(params), LEARNING), aggregate(proxy, 'resourceTemplates', record, envelopeOf(params), LEARNING)])
+  await Promise.all([aggregate(proxy, 'resources', record, envelopeOf(params), LEARNING, who), aggregate(proxy, 'resourceTemplates', record, envelopeOf(params), LEARNING, who)])
   return proxy.resolveUri(uri)
 }
 
@@ -306,7 +310,7 @@ async function subscription(proxy: ProxyRoute, method: 'resources/subscribe' | '
   const uri = stringParam(params.uri, `${method} needs params.uri (a string)`)
   const local: MethodHandler = subscriptionMethods[method]!
   if (endpoint.registry.resolveResource(uri) === undefined) {
-    const upstream = await resolveUri(proxy, record, uri, params)
+    const upstream = await resolveUri(proxy, record, uri, params, ctx.caller)
     const capabilities = upstream === undefined ? undefined : proxy.link(record, proxy.upstreams.get(upstream)!).server?.capabilities
     if (upstream !== undefined && method === 'resources/subscribe') checkSubscriptionUri(uri, endpoint.route.limits)
     if (upstream !== undefined && capabilities?.resources?.subscribe === true) {

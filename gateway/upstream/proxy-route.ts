@@ -24,7 +24,7 @@ import type { AbortLike } from '../wire/abort-like.ts'
 import { UriTemplate } from '../registry/uri-template.ts'
 import type { SessionRecord, UpstreamSession } from '../store/store.ts'
 import type { ListKind } from './aggregate.ts'
-import type { StdioTransports } from './connect.ts'
+import { upstreamTls, type StdioTransports } from './connect.ts'
 import { CrossEra, parkable } from './cross-era.ts'
 import { statelessForSession } from './cross-era-rounds.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
@@ -38,6 +38,12 @@ import { Naming, type Origin } from './names.ts'
 import { installRelay, relayToRequest } from './relay.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
 import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
+import { CredentialContext } from './credentials/context.ts'
+import { createProvider } from './credentials/create-provider.ts'
+import { CredentialError, type CredentialProvider } from './credentials/provider.ts'
+import { isRejected } from './credentials/rejection.ts'
+import { EdgeError } from '../wire/errors.ts'
+import type { Caller } from '../wire/caller.ts'
 
 /** The key of the probe links, which belong to no downstream session. */
 const PROBE = '\0probe'
@@ -72,6 +78,8 @@ export interface ForwardExtra {
   timeoutMs?: number
   /** `Mcp-Param-*` values, for a stateless upstream. */
   paramHeaders?: Record<string, string> | undefined
+  /** Whom the request is for when it has no request context (an aggregated list, a forwarded setLevel). */
+  who?: Caller | undefined
 }
 
 export class ProxyRoute implements LinkHost {
@@ -95,6 +103,8 @@ export class ProxyRoute implements LinkHost {
   readonly #links = new Map<string, UpstreamLink>()
   /** Each upstream's place in the route's config. */
   readonly #order: ReadonlyMap<string, number>
+  /** Each upstream's credential provider. */
+  readonly #credentials = new Map<string, CredentialProvider>()
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
   /** stdio upstreams' 2026-07-28 channels, by name. */
@@ -106,7 +116,8 @@ export class ProxyRoute implements LinkHost {
   readonly #idleMs: number
   #listChangedTimer: NodeJS.Timeout | undefined
 
-  constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined) {
+  /** Throws MCP_EDGE_CONFIG_INVALID when an upstream's `auth:` cannot be set up (a key file unreadable, …). */
+  constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined, credentials: CredentialContext = new CredentialContext(endpoint.logger)) {
     this.endpoint = endpoint
     this.route = endpoint.route
     this.stdio = stdio
@@ -116,10 +127,23 @@ export class ProxyRoute implements LinkHost {
     this.#order = new Map([...this.names].map((name, index) => [name, index]))
     this.naming = new Naming(this.route, [...this.names])
     this.#idleMs = this.route.longest_standby * 1000
+    for (const upstream of this.route.upstreams) {
+      try {
+        this.#credentials.set(upstream.name, createProvider(upstream, credentials))
+        try {
+          upstreamTls(upstream)
+        } catch {
+          throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `upstream ${upstream.name}: a tls file (ca, cert, key) cannot be read`)
+        }
+      } catch (error) {
+        for (const provider of this.#credentials.values()) provider.close()
+        throw error
+      }
+    }
     this.crossEra = new CrossEra(endpoint.store, this.route, this.#logger)
     for (const upstream of this.route.upstreams) {
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
-      if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream))
+      if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream, this.credentials(upstream)))
       const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
       health.onAvailability(() => this.#availabilityChanged())
@@ -135,6 +159,10 @@ export class ProxyRoute implements LinkHost {
 
   timeoutMs(upstream: UpstreamConfig): number {
     return (upstream.timeout ?? this.route.read_timeout) * 1000
+  }
+
+  credentials(upstream: UpstreamConfig): CredentialProvider {
+    return this.#credentials.get(upstream.name)!
   }
 
   relay(client: McpClient, link: UpstreamLink): void {
@@ -158,7 +186,8 @@ export class ProxyRoute implements LinkHost {
 
   /**
    * The link of `record`'s session to `upstream`; a stateless request's is pooled per principal and
-   * declared client capabilities (the upstream asks only what that client can answer).
+   * declared client capabilities (the upstream asks only what that client can answer). Either way a
+   * link serves one principal, so a per-principal credential never authorises another's exchange.
    */
   link(record: SessionRecord, upstream: UpstreamConfig): UpstreamLink {
     const session = record.id
@@ -199,13 +228,14 @@ export class ProxyRoute implements LinkHost {
       hop = startHopSpan(call?.span, method, name, params)
       params = withTraceparent(params, hop)
     }
+    const who = ctx?.caller ?? extra.who
     try {
       const stateless = this.#stateless.get(name)
       // Known after the first discover: a session's request waits for no promise here.
-      let only = record.id !== '' && stateless !== undefined ? stateless.statelessOnly(timeoutMs) : false
+      let only = record.id !== '' && stateless !== undefined ? stateless.statelessOnly(timeoutMs, who) : false
       if (only !== true && only !== false) only = await only
       let result: JsonObject
-      if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs))) {
+      if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs, who))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
       } else if (record.id === '' && upstream.url === undefined && (await this.stdio?.speaksStateless?.(upstream, timeoutMs)) === true) {
         // A stdio child that speaks 2026-07-28 takes the request as it came (stdio-pool-modern.ts).
@@ -213,9 +243,13 @@ export class ProxyRoute implements LinkHost {
       } else if (only && stateless !== undefined) {
         result = await this.#sessionOnModern(stateless, record, upstream, method, params, ctx, timeoutMs, extra)
       } else if (parkable(record, method, ctx)) {
-        result = await this.crossEra.call(this.link(record, upstream), upstream, record, method, params, ctx, timeoutMs, record.upstreams?.[name])
+        const link = this.link(record, upstream)
+        if (who !== undefined) link.who = who
+        result = await this.crossEra.call(link, upstream, record, method, params, ctx, timeoutMs, record.upstreams?.[name])
       } else {
-        result = await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
+        const link = this.link(record, upstream)
+        if (who !== undefined) link.who = who
+        result = await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
       }
       health.ok()
       const failed = result.isError === true ? 'tool_error' : undefined
@@ -241,16 +275,19 @@ export class ProxyRoute implements LinkHost {
    * this worker from then on, its input-required rounds asked on the client's session.
    */
   async #sessionOnModern(stateless: StatelessUpstream, record: SessionRecord, upstream: UpstreamConfig, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+    const who = ctx?.caller ?? extra.who
     if (!stateless.sessionsRefused) {
       try {
-        return await this.link(record, upstream).request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
+        const link = this.link(record, upstream)
+        if (who !== undefined) link.who = who
+        return await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
       } catch (error) {
         if (!initializeRefused(error)) throw error
         stateless.sessionsRefused = true
         this.#logger.info({ upstream: upstream.name }, 'upstream refused a 2025-era session; session clients go up stateless')
       }
     }
-    return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders)
+    return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders, who)
   }
 
   /**
@@ -261,7 +298,7 @@ export class ProxyRoute implements LinkHost {
     const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
     const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
     const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
-    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage })
+    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller ?? extra.who })
     if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
     return result
   }
@@ -299,6 +336,8 @@ export class ProxyRoute implements LinkHost {
   /** An upstream failure as the JSON-RPC error the downstream client gets. */
   asClientError(name: string, error: unknown): McpError {
     if (error instanceof RpcError) return new McpError(error.code, error.message, error.data)
+    // The credential's own errors (consent required, credential failed) already name the upstream and hold no secret.
+    if (error instanceof EdgeError) return new McpError(error.rpcCode, error.message, error.data)
     if (error instanceof CancelledError) return new McpError(RpcCode.InternalError, 'Request cancelled')
     return new McpError(RpcCode.InternalError, `Upstream "${name}" is unavailable: ${describeFailure(error)}`, { upstream: name })
   }
@@ -416,6 +455,7 @@ export class ProxyRoute implements LinkHost {
     for (const health of this.health.values()) health.stop()
     for (const link of this.#links.values()) link.close()
     this.#links.clear()
+    for (const provider of this.#credentials.values()) provider.close()
     // Children are killed as process groups; close() is synchronous, the kill goes on.
     this.stdio?.close().catch((error: unknown) => this.#logger.warn({ err: error }, 'closing stdio upstreams failed'))
   }
@@ -429,10 +469,16 @@ export class ProxyRoute implements LinkHost {
       this.#links.set(key, link)
     }
     const timeoutMs = Math.min(this.timeoutMs(upstream), upstream.health_interval * 1000)
-    // An upstream of 2026-07-28 only has no session to ping: its discover answers instead.
-    const stateless = this.#stateless.get(upstream.name)
-    if (stateless !== undefined && (await stateless.statelessOnly(timeoutMs))) return stateless.probe(timeoutMs)
-    await link.request('ping', undefined, { timeoutMs }, undefined)
+    try {
+      // An upstream of 2026-07-28 only has no session to ping: its discover answers instead.
+      const stateless = this.#stateless.get(upstream.name)
+      if (stateless !== undefined && (await stateless.statelessOnly(timeoutMs))) return await stateless.probe(timeoutMs)
+      await link.request('ping', undefined, { timeoutMs }, undefined)
+    } catch (error) {
+      // The upstream answered (401/403: the probe speaks for no one), or the gateway's credential could
+      // not be had: either way not the upstream down. A credential failure is each call's own error.
+      if (!(isRejected(error) || error instanceof CredentialError || error instanceof EdgeError)) throw error
+    }
     link.lastUsed = Date.now()
   }
 

@@ -13,7 +13,10 @@
 import { ProtocolError, RpcError, TimeoutError, TransportError } from '../client/errors.ts'
 import { readSse } from '../client/sse-parser.ts'
 import type { UpstreamConfig } from '../config/types.ts'
-import { maxMessageBytes } from './connect.ts'
+import { maxMessageBytes, upstreamFetch } from './connect.ts'
+import { afterRejection, isRejected } from './credentials/rejection.ts'
+import type { CredentialProvider } from './credentials/provider.ts'
+import type { Caller } from '../wire/caller.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { isSupportedVersion } from '../wire/versions.ts'
@@ -30,10 +33,13 @@ export interface StatelessOptions {
   paramHeaders?: Record<string, string>
   /** Notifications the upstream sends before its response. */
   onMessage?: (message: JsonRpcMessage) => void
+  /** Whom the request is for: the credential provider's `who`. */
+  who?: Caller | undefined
 }
 
 export class StatelessUpstream {
   readonly #upstream: UpstreamConfig
+  readonly #credentials: CredentialProvider
   readonly #url: string
   readonly #maxBytes: number
   #speaks: Promise<boolean> | undefined
@@ -50,27 +56,31 @@ export class StatelessUpstream {
    */
   sessionsRefused = false
 
-  constructor(upstream: UpstreamConfig) {
+  constructor(upstream: UpstreamConfig, credentials: CredentialProvider) {
     this.#upstream = upstream
+    this.#credentials = credentials
     this.#url = upstream.url!
     this.#maxBytes = maxMessageBytes(upstream)
   }
 
-  /** True when the upstream's discover lists 2026-07-28 (asked once; a failure is asked again later). */
-  speaksStateless(timeoutMs: number): Promise<boolean> {
+  /**
+   * True when the upstream's discover lists 2026-07-28 (asked once; a failure is asked again later).
+   * `who`: whom to ask as, for an upstream whose credential is per principal.
+   */
+  speaksStateless(timeoutMs: number, who?: Caller): Promise<boolean> {
     if (this.#speaks !== undefined && Date.now() - this.#askedAt < REDISCOVER_MS) return this.#speaks
     if (this.#speaks !== undefined) {
       const known = this.#speaks
       // A yes stays a yes; a no (or a failure) is asked again.
-      return known.then((yes) => (yes ? true : this.#discover(timeoutMs)))
+      return known.then((yes) => (yes ? true : this.#discover(timeoutMs, who)))
     }
-    return this.#discover(timeoutMs)
+    return this.#discover(timeoutMs, who)
   }
 
-  #discover(timeoutMs: number): Promise<boolean> {
+  #discover(timeoutMs: number, who: Caller | undefined): Promise<boolean> {
     this.#askedAt = Date.now()
     const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } }
-    const asked = this.request('server/discover', envelope, { timeoutMs }).then(
+    const asked = this.request('server/discover', envelope, { timeoutMs, who }).then(
       (result) => {
         const versions: unknown[] = Array.isArray(result.supportedVersions) ? result.supportedVersions : []
         this.#only = versions.includes(VERSION) && !versions.some((version) => typeof version === 'string' && isSupportedVersion(version))
@@ -86,10 +96,10 @@ export class StatelessUpstream {
    * True when the upstream's discover lists 2026-07-28 and no 2025-era version (it has no initialize).
    * A boolean once known (no promise per request on the hot path); a promise while asking.
    */
-  statelessOnly(timeoutMs: number): boolean | Promise<boolean> {
+  statelessOnly(timeoutMs: number, who?: Caller): boolean | Promise<boolean> {
     if (this.#known === true) return this.#only
     if (this.#known === false && Date.now() - this.#askedAt < REDISCOVER_MS) return false
-    return this.speaksStateless(timeoutMs).then((yes) => yes && this.#only)
+    return this.speaksStateless(timeoutMs, who).then((yes) => yes && this.#only)
   }
 
   /** The health probe of an upstream without sessions: a discover that must answer. */
@@ -98,11 +108,25 @@ export class StatelessUpstream {
     await this.request('server/discover', envelope, { timeoutMs })
   }
 
-  /** One stateless request; rejects with RpcError (the upstream's error), TransportError, TimeoutError or ProtocolError. */
+  /**
+   * One stateless request; rejects with RpcError (the upstream's error), TransportError, TimeoutError,
+   * ProtocolError, or the credential's errors (an upstream 401 is retried once when the provider says so).
+   */
   async request(method: string, params: JsonObject, options: StatelessOptions): Promise<JsonObject> {
+    try {
+      return await this.#request(method, params, options)
+    } catch (error) {
+      if (!isRejected(error)) throw error
+      return afterRejection(this.#credentials, this.#upstream.name, options.who, error, () => this.#request(method, params, options))
+    }
+  }
+
+  async #request(method: string, params: JsonObject, options: StatelessOptions): Promise<JsonObject> {
     const id = `edge-${++this.#seq}`
+    const credential = this.#credentials.headers(options.who, options.signal)
     const headers: Record<string, string> = {
       ...this.#upstream.headers,
+      ...(credential instanceof Promise ? await credential : credential),
       accept: 'application/json, text/event-stream',
       'content-type': 'application/json',
       'mcp-protocol-version': VERSION,
@@ -116,9 +140,13 @@ export class StatelessUpstream {
     const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout])
     let response: Response
     try {
-      response = await fetch(this.#url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }), signal })
+      response = await upstreamFetch(this.#upstream)(this.#url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }), signal })
     } catch (error) {
       throw failure(error, timeout, options.timeoutMs)
+    }
+    if (response.status === 401 || response.status === 403) {
+      await response.body?.cancel()
+      throw new TransportError(`HTTP ${response.status}`, { status: response.status, challenge: response.headers.get('www-authenticate') ?? undefined })
     }
     try {
       const type = response.headers.get('content-type') ?? ''

@@ -18,6 +18,10 @@
  * once: its requests in flight fail, and the next request opens a new one with a new handshake. While
  * the upstream is down, the route's health refuses calls at once and its probe retries with backoff,
  * so reconnection attempts are paced by the probe, not by the callers.
+ *
+ * Credentials: the link asks its upstream's `CredentialProvider` for the headers of every exchange, as
+ * `who` (the caller of the latest request; a link serves one principal: one downstream session, or one
+ * principal's stateless pool). An upstream 401 goes through `afterRejection` (credentials/rejection.ts).
  */
 import { CLIENT_PROTOCOL_VERSION, McpClient } from '../client/client.ts'
 import { ProtocolError, RpcError, TransportError } from '../client/errors.ts'
@@ -26,13 +30,18 @@ import type { InitializeResult } from '../client/types.ts'
 import type { UpstreamConfig } from '../config/types.ts'
 import type { ClientCapabilities, Implementation, JsonObject } from '../wire/mcp-types.ts'
 import type { UpstreamSession } from '../store/store.ts'
-import { connect, type StdioKey, type StdioTransports } from './connect.ts'
+import { connect, upstreamFetch, type StdioKey, type StdioTransports, type TransportCredentials } from './connect.ts'
+import { isFixed, type CredentialProvider } from './credentials/provider.ts'
+import { afterRejection, isRejected } from './credentials/rejection.ts'
+import type { Caller } from '../wire/caller.ts'
 
 /** What a link needs from its route: how to reach the upstream, what to declare, where to save. */
 export interface LinkHost {
   readonly stdio: StdioTransports | undefined
   /** Milliseconds one upstream request may take. */
   timeoutMs(upstream: UpstreamConfig): number
+  /** How the gateway authenticates to `upstream`. */
+  credentials(upstream: UpstreamConfig): CredentialProvider
   /** Installs the relay of the upstream's requests and notifications on a fresh client. */
   relay(client: McpClient, link: UpstreamLink): void
   /** Keeps the session where every worker finds it (a no-op for stateless pool links). */
@@ -59,6 +68,11 @@ export class UpstreamLink {
   readonly owner: LinkOwner
   /** When a request last used the link (the idle sweep closes old ones). */
   lastUsed = Date.now()
+  /**
+   * The caller of the latest request, whom the upstream credential speaks for (the same principal
+   * every time: a link never serves two). Undefined for the gateway's own traffic (the probe).
+   */
+  who: Caller | undefined
   readonly #host: LinkHost
   #client: Promise<McpClient> | undefined
   /** The client #client resolved to, once it has. */
@@ -106,21 +120,28 @@ export class UpstreamLink {
   }
 
   async #requestOpening(method: string, params: JsonObject | undefined, options: RequestOptions, stored: UpstreamSession | undefined): Promise<JsonObject> {
-    const client = await this.client(stored)
+    let client: McpClient
+    try {
+      client = await this.client(stored)
+    } catch (error) {
+      if (isRejected(error) && !this.#closed) return this.#reauthorized(error, method, params, options, stored)
+      throw error
+    }
     const sessionId = this.#sessionId
     try {
       return await client.request(method, params, options)
     } catch (error) {
-      return this.#renewed(error, sessionId, method, params, options)
+      return this.#renewed(error, sessionId, method, params, options, stored)
     }
   }
 
   /**
    * After `error` on the session `sessionId`: when the upstream forgot that session, a new one (made
    * once, whoever of the requests in flight notices first) and the request once more if safe; else
-   * the error.
+   * the error. A refused credential (401) goes to the provider's verdict instead.
    */
-  async #renewed(error: unknown, sessionId: string | undefined, method: string, params: JsonObject | undefined, options: RequestOptions): Promise<JsonObject> {
+  async #renewed(error: unknown, sessionId: string | undefined, method: string, params: JsonObject | undefined, options: RequestOptions, stored?: UpstreamSession): Promise<JsonObject> {
+    if (isRejected(error) && !this.#closed) return this.#reauthorized(error, method, params, options, stored)
     if (this.#closed || sessionId === undefined || !sessionForgotten(error)) throw error
     // Another request on the same lost session may have begun the new one already.
     if (this.#sessionId === sessionId || this.#client === undefined) {
@@ -136,6 +157,19 @@ export class UpstreamLink {
     return client.request(method, params, options)
   }
 
+  /**
+   * The upstream refused the credential: what the provider says. A retry goes on the HTTP client as it
+   * is (its next exchange asks for headers again); a WebSocket, or a link that could not open, opens anew.
+   */
+  #reauthorized(error: TransportError, method: string, params: JsonObject | undefined, options: RequestOptions, stored: UpstreamSession | undefined): Promise<JsonObject> {
+    return afterRejection(this.#host.credentials(this.upstream), this.upstream.name, this.who, error, async () => {
+      const current = this.#current
+      if (current !== undefined && this.#sessionId !== undefined) return current.request(method, params, options)
+      if (this.#client !== undefined) this.#drop()
+      return (await this.client(stored)).request(method, params, options)
+    })
+  }
+
   /** Closes the connection; the upstream session lives on for other workers. */
   close(): void {
     this.#closed = true
@@ -147,9 +181,10 @@ export class UpstreamLink {
     const id = stored?.id ?? this.#sessionId
     this.close()
     if (id === undefined || this.upstream.url === undefined || !/^https?:/.test(this.upstream.url)) return
-    const headers: Record<string, string> = { ...this.upstream.headers, 'mcp-session-id': id }
+    const credential = await Promise.resolve(this.#host.credentials(this.upstream).headers(this.who)).catch(() => undefined)
+    const headers: Record<string, string> = { ...this.upstream.headers, ...credential, 'mcp-session-id': id }
     if (stored !== undefined) headers['mcp-protocol-version'] = stored.protocolVersion
-    await fetch(this.upstream.url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5000) }).then(
+    await upstreamFetch(this.upstream)(this.upstream.url, { method: 'DELETE', headers, signal: AbortSignal.timeout(5000) }).then(
       (response) => response.body?.cancel(),
       () => undefined,
     )
@@ -163,6 +198,13 @@ export class UpstreamLink {
     client?.then((c) => c.close(), () => undefined).catch(() => undefined)
   }
 
+  /** Fixed headers merged into the transport once; any other kind asked per exchange, as this link's caller. */
+  #transportCredentials(): TransportCredentials {
+    const provider = this.#host.credentials(this.upstream)
+    if (isFixed(provider)) return { headers: provider.headers() }
+    return { headers: this.upstream.headers, authorize: () => provider.headers(this.who) }
+  }
+
   async #open(stored: UpstreamSession | undefined): Promise<McpClient> {
     const { upstream, owner } = this
     const timeoutMs = this.#host.timeoutMs(upstream)
@@ -170,7 +212,7 @@ export class UpstreamLink {
     const key: StdioKey = upstream.url !== undefined
       ? {}
       : { session: owner.session || undefined, principal: owner.principal, initialize: stdioInitialize(owner, clientInfo) }
-    const transport = connect(upstream, key, this.#host.stdio, timeoutMs)
+    const transport = connect(upstream, key, this.#host.stdio, timeoutMs, this.#transportCredentials())
     const client = new McpClient(transport, { clientInfo, timeoutMs })
     // The connection closed underneath: forget it, so the next request connects (and initializes) anew.
     const on = {

@@ -47,7 +47,7 @@ export async function callUpstreamTask(proxy: ProxyRoute, record: SessionRecord,
   // An upstream that answered at once (it ran the call after all) has nothing to wait for.
   if (typeof taskId !== 'string') return created
   const cancellation = cancellationOf(ctx)
-  const cancel = (): void => void proxy.forward(record, upstream, 'tasks/cancel', { taskId }, undefined).catch(() => undefined)
+  const cancel = (): void => void proxy.forward(record, upstream, 'tasks/cancel', { taskId }, undefined, { who: ctx?.caller }).catch(() => undefined)
   cancellation.addEventListener('abort', cancel)
   try {
     const result = await proxy.forward(record, upstream, 'tasks/result', { taskId }, ctx)

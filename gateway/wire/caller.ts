@@ -15,6 +15,36 @@ export interface Caller {
   readonly scopes: ReadonlySet<string> | undefined
   /** The client's address (Fastify's `request.ip`; `stdio` for the stdio transport). */
   readonly address: string
+  /**
+   * The verified access token's claims when the caller came with a JWT (not an API key, not an access
+   * module that renamed the principal): what identity assertions and token exchange toward upstreams
+   * speak for. The token itself is not here (see `subjectToken`).
+   */
+  readonly token?: VerifiedToken
+}
+
+/** What the edge verified of a caller's JWT. Shared between the requests that carry the same token: never mutate. */
+export interface VerifiedToken {
+  readonly claims: Readonly<Record<string, unknown>>
+  /** Milliseconds since the epoch when the token expires. */
+  readonly expiresAt: number
+}
+
+/**
+ * The raw tokens of verified JWTs, by their VerifiedToken. Kept beside the Caller rather than on it, so
+ * that no log line, serialisation or handler that reads `ctx.caller` ever sees one: the only reader is
+ * the token exchange toward an upstream (RFC 8693's subject_token), which never sends it to an upstream.
+ */
+const rawTokens = new WeakMap<VerifiedToken, string>()
+
+/** Records `token` as the raw form of `verified` (the JWT verifier, once per token). */
+export function keepSubjectToken(verified: VerifiedToken, token: string): void {
+  rawTokens.set(verified, token)
+}
+
+/** The caller's raw access token, for a token exchange only; undefined without a verified JWT. */
+export function subjectToken(caller: Caller | undefined): string | undefined {
+  return caller?.token === undefined ? undefined : rawTokens.get(caller.token)
 }
 
 /** The caller of a request on a route without access control. */

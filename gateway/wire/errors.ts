@@ -93,6 +93,8 @@ export const EdgeCode = {
   MCP_EDGE_ACCESS_DENIED: { status: 403, rpc: ServerError, message: 'Forbidden' },
   /** A path the admin listener does not serve, or a try-it call naming a route that is not configured. */
   MCP_EDGE_ADMIN_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: the admin API has no such path or route' },
+  /** An upstream needs the caller's consent first (per-user OAuth): the data carries the URL elicitation to follow. */
+  MCP_EDGE_UPSTREAM_CONSENT_REQUIRED: { status: 403, rpc: RpcCode.UrlElicitationRequired, message: 'The upstream needs your consent first' },
   MCP_EDGE_ROUTE_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: no MCP route here' },
   MCP_EDGE_SESSION_NOT_FOUND: { status: 404, rpc: SessionNotFound, message: 'Session not found: initialize a new session' },
   MCP_EDGE_METHOD_NOT_FOUND: { status: 404, rpc: MethodNotFound, message: 'Method not found' },
@@ -161,6 +163,8 @@ export const EdgeCode = {
   MCP_EDGE_AUTH_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Service Unavailable: access tokens cannot be checked now; retry later' },
   /** The client answered a server→client request (sampling, elicitation, roots) with a malformed result. */
   MCP_EDGE_CLIENT_ANSWER_INVALID: { status: 502, rpc: ServerError, message: "The client's answer is malformed" },
+  /** The gateway could not get or use its credential for an upstream (the authorization server's `error` code in the message and data; never a secret). */
+  MCP_EDGE_UPSTREAM_CREDENTIAL_FAILED: { status: 502, rpc: ServerError, message: 'The gateway could not authenticate to the upstream' },
   MCP_EDGE_CLIENT_TIMEOUT: { status: 504, rpc: ServerError, message: 'The client did not answer in time' },
 } as const satisfies Record<`MCP_EDGE_${string}`, ErrorRow>
 export type EdgeCodeName = keyof typeof EdgeCode
