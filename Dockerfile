@@ -1,7 +1,8 @@
 # mcp-edge: the gateway, its default config and the example handlers.
+# Node 24.22.3: the version CI runs the whole suite on (.ci/run); update both together.
 # Mount your own config and handlers over /app/config and /app/handlers:
 #   docker run -p 8080:8080 -v "$PWD/config:/app/config" -v "$PWD/handlers:/app/handlers" mcp-edge
-FROM node:22-slim
+FROM node:24.22.3-slim
 
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \

@@ -122,6 +122,17 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    // The same call with a table of 100 rows in its arguments (2.6 KB, 301 values): what the parse
+    // bounds (limits.json_depth, limits.json_values) cost on a body with structure, not one string.
+    name: 'edge-structured-args',
+    label: 'mcp-edge tools/call, 100-row argument',
+    group: 'mcp-edge',
+    server: { kind: 'edge' },
+    sessions: 1,
+    load: { ...ECHO, extraArguments: `"rows":[${Array.from({ length: 100 }, (_, n) => `{"n":${n},"v":"row"}`).join(',')}]` },
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-tasks-route',
     label: 'mcp-edge tools/call, 1 session, tasks enabled (the tool is no task)',
     group: 'mcp-edge',

@@ -24,6 +24,8 @@ export interface WrkLoad {
   websocket?: boolean
   /** The Authorization header of every request (a JWT row). */
   authorization?: string
+  /** JSON members added to every call's arguments after `message` (raw text, e.g. `"rows":[…]`). */
+  extraArguments?: string
 }
 
 export interface WrkOptions {
@@ -77,6 +79,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     BENCH_THREADS: String(options.threads),
     BENCH_ID_BASE: String(options.idBase),
     BENCH_AUTHORIZATION: options.load.authorization ?? '',
+    BENCH_EXTRA: options.load.extraArguments ?? '',
   }
   const [command, commandArgs] = pinned(LOAD_CORE, 'wrk', args)
   const started = performance.now()

@@ -17,6 +17,7 @@ import { pino } from 'pino'
 import { openRouteWarning } from './edge/exposure.ts'
 import { RouteAccess } from './edge/route-access.ts'
 import { needsPrimary, startCluster } from './server/cluster.ts'
+import { requestStateKeyVerdict } from './server/request-state-key.ts'
 import { ConfigError, DEFAULT_CONFIG_FILE, formatProblems, loadConfig } from './config/load.ts'
 import { applyListenEnv } from './config/listen-env.ts'
 import type { GatewayConfig } from './config/types.ts'
@@ -171,6 +172,12 @@ async function start(file: string, watch: boolean): Promise<number> {
     // Synchronous: one line, before anything else is logged.
     createLogger({ ...config.log, buffer: 0 }).warn({ host: exposed.host, routes: exposed.routes }, exposed.message)
   }
+  const key = cluster.isPrimary ? requestStateKeyVerdict(config) : undefined
+  if (key !== undefined && 'refuse' in key) {
+    process.stderr.write(`mcp-edge: cannot start: ${key.refuse}\n`)
+    return EXIT_INVALID
+  }
+  if (key !== undefined) createLogger({ ...config.log, buffer: 0 }).warn({ store: config.store.type, workers: config.workers }, key.warn)
   if (needsPrimary(config)) {
     return startCluster(config, { watch }).then(() => EXIT_OK, (error: unknown) => {
       process.stderr.write(`mcp-edge: cannot start: ${(error as Error).message}\n`)

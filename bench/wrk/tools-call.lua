@@ -11,6 +11,7 @@
 --   BENCH_THREADS   wrk's -t, so ids from different threads never collide
 --   BENCH_ID_BASE   added to every id, so successive runs on the same sessions never reuse one
 --   BENCH_AUTHORIZATION  Authorization header of every request (empty: none)
+--   BENCH_EXTRA     JSON members added to the arguments after "message" (empty: none), e.g. a table of rows
 --
 -- An answer counts as an error unless: status 200, its JSON-RPC id is one this thread sent and has
 -- not seen answered yet, its text is exactly "echo: m<id>", and it carries BENCH_PROGRESS progress
@@ -49,6 +50,8 @@ function init(args)
     envelope = '"io.modelcontextprotocol/protocolVersion":"' .. version ..
       '","io.modelcontextprotocol/clientCapabilities":{}'
   end
+  extra = os.getenv("BENCH_EXTRA") or ""
+  if extra ~= "" then extra = "," .. extra end
   seq = 0
   checked = 0
   errors = 0
@@ -67,7 +70,7 @@ function request()
   end
   if meta ~= "" then meta = ',"_meta":{' .. meta .. '}' end
   local body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
-    '","arguments":{"message":"m' .. id .. '"}' .. meta .. '}}'
+    '","arguments":{"message":"m' .. id .. '"' .. extra .. '}' .. meta .. '}}'
   local session = ""
   if #sessions > 0 then session = "Mcp-Session-Id: " .. sessions[(seq % #sessions) + 1] .. "\r\n" end
   return head .. session .. "Content-Length: " .. #body .. "\r\n\r\n" .. body

@@ -50,12 +50,15 @@ export class TransportError extends LocalError {
   readonly code = ClientErrorCode.Transport
   /** The HTTP status, when an HTTP exchange failed with one. */
   readonly status: number | undefined
+  /** The server refused the message itself (an HTTP error status to its POST): it was never processed. */
+  readonly refused: boolean
   /** The `WWW-Authenticate` of a 401 (or 403) answer: what the server wants to be shown. */
   readonly challenge: string | undefined
-  constructor(message: string, options: LocalErrorOptions & { status?: number; challenge?: string } = {}) {
+  constructor(message: string, options: LocalErrorOptions & { status?: number; refused?: boolean; challenge?: string } = {}) {
     super(message, options)
     this.name = 'TransportError'
     this.status = options.status
+    this.refused = options.refused === true
     this.challenge = options.challenge
   }
 }

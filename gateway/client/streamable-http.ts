@@ -174,7 +174,7 @@ export class StreamableHttpTransport implements Transport {
       const sessionId = response.header('mcp-session-id')
       if (sessionId !== undefined && sessionId !== this.#sessionId) this.#setSession(sessionId)
       if (response.status === 202) return void (await response.cancel())
-      if (!ok(response)) throw await statusError(response, requestId)
+      if (!ok(response)) throw await statusError(response, requestId, true)
       const type = response.header('content-type') ?? ''
       if (type.includes('text/event-stream')) {
         streaming = true
@@ -394,7 +394,7 @@ const SSE_HEADERS = { accept: 'text/event-stream' }
 const ok = (response: HttpAnswer): boolean => response.status >= 200 && response.status < 300
 
 /** A TransportError for a refused HTTP exchange, with the server's JSON-RPC error message when it sent one. */
-async function statusError(response: HttpAnswer, requestId: RequestId | undefined): Promise<TransportError> {
+async function statusError(response: HttpAnswer, requestId: RequestId | undefined, refused = false): Promise<TransportError> {
   const text = await response.text(65_536).catch(() => '')
   let detail = text.slice(0, 200)
   try {
@@ -403,5 +403,5 @@ async function statusError(response: HttpAnswer, requestId: RequestId | undefine
   } catch {
     // not JSON: keep the text
   }
-  return new TransportError(`HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`, { status: response.status, requestId, challenge: response.header('www-authenticate') })
+  return new TransportError(`HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`, { status: response.status, requestId, refused, challenge: response.header('www-authenticate') })
 }

@@ -54,13 +54,13 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     request_state: { ...doc.request_state },
     log: { ...doc.log, redact: { ...doc.log.redact, headers: doc.log.redact.headers.map((name) => name.toLowerCase()) } },
     metrics: { ...doc.metrics, allowed_hosts: [...(doc.metrics.allowed_hosts ?? [])] },
+    admin: doc.admin === undefined ? undefined : adminConfig(doc.admin),
     ...(doc.token_encryption === undefined ? {} : {
       token_encryption: { keys: doc.token_encryption.keys.map((key) => (key.file === undefined ? { ...key } : { ...key, file: path.resolve(folder, key.file) })) },
     }),
     ...(doc.upstream_identity === undefined ? {} : {
       upstream_identity: { ...doc.upstream_identity, keys: doc.upstream_identity.keys.map((key) => ({ kid: key.kid, file: path.resolve(folder, key.file) })) },
     }),
-    admin: doc.admin === undefined ? undefined : adminConfig(doc.admin),
     routes: doc.routes.map((route) => ({
       ...route,
       handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
@@ -155,6 +155,19 @@ function quotas(own: Partial<QuotasConfig> | undefined, gateway: Partial<QuotasC
   return { ...merged, rate: merged.rate.map((rule) => ({ ...rule })) }
 }
 
+/** `admin` as written (`listen` as host:port) to its typed form. */
+function adminConfig(admin: NonNullable<ValidatedDocument['admin']>): AdminConfig {
+  const cut = admin.listen.lastIndexOf(':')
+  const host = admin.listen.slice(0, cut).replace(/^\[(.*)\]$/, '$1')
+  return {
+    listen: { host, port: Number(admin.listen.slice(cut + 1)) },
+    token: admin.token,
+    jwt: admin.jwt === undefined ? undefined : { ...admin.jwt, jwks_uri: admin.jwt.jwks_uri, scope: admin.jwt.scope ?? 'mcp-edge:admin' },
+    reload: admin.reload ?? false,
+    try_it: admin.try_it ?? true,
+  }
+}
+
 /** `file:<path>` values resolved against the config's folder (the credential providers read them). */
 function fileValue(value: string, folder: string): string {
   return value.startsWith('file:') ? `file:${path.resolve(folder, value.slice(5))}` : value
@@ -174,17 +187,4 @@ function upstreamTls(tls: UpstreamTlsConfig, folder: string): UpstreamTlsConfig 
   const resolved = (file: string | undefined): string | undefined => (file === undefined ? undefined : path.resolve(folder, file))
   const { ca, cert, key, servername } = tls
   return Object.fromEntries(Object.entries({ ca: resolved(ca), cert: resolved(cert), key: resolved(key), servername }).filter(([, value]) => value !== undefined))
-}
-
-/** `admin` as written (`listen` as host:port) to its typed form. */
-function adminConfig(admin: NonNullable<ValidatedDocument['admin']>): AdminConfig {
-  const cut = admin.listen.lastIndexOf(':')
-  const host = admin.listen.slice(0, cut).replace(/^\[(.*)\]$/, '$1')
-  return {
-    listen: { host, port: Number(admin.listen.slice(cut + 1)) },
-    token: admin.token,
-    jwt: admin.jwt === undefined ? undefined : { ...admin.jwt, jwks_uri: admin.jwt.jwks_uri, scope: admin.jwt.scope ?? 'mcp-edge:admin' },
-    reload: admin.reload ?? false,
-    try_it: admin.try_it ?? true,
-  }
 }

@@ -74,6 +74,8 @@ export interface UpstreamConfig {
   list_timeout: number
   /** Seconds between active pings while healthy (the upper bound of the backoff while down). */
   health_interval: number
+  /** Seconds after the start during which lists wait for this upstream while it has not been available yet. */
+  start_wait: number
   /** Stateless clients' calls parked on this worker waiting for the client's answer to the upstream's question. */
   max_parked: number
   /** Input-required rounds of a stateless-only upstream asked of a session client, per call. */
@@ -86,6 +88,8 @@ export interface UpstreamConfig {
   /** stdio: the child's working directory, absolute (the config file's folder when absent). */
   cwd?: string
   isolation?: 'shared' | 'session' | 'principal'
+  /** stdio, `shared`/`principal`: the roots the child is told (folders or file:// URIs), never a user's. */
+  roots?: string[]
   pool?: { min?: number; max?: number; idle_timeout?: number; ping_interval?: number; ping_timeout?: number; start_timeout?: number }
   /** How the gateway authenticates to this upstream, for the caller (one kind; README "Acting for the caller"). */
   auth?: UpstreamAuthConfig
@@ -270,6 +274,8 @@ export interface ScopesConfig {
 export interface LimitsConfig {
   /** Deepest nesting of arrays and objects in one JSON-RPC message. */
   json_depth: number
+  /** Most values (each `[`, `{` and `,` outside strings) in one JSON-RPC message: bounds the parse's work. */
+  json_values: number
   /** Largest `capabilities` and `clientInfo` an initialize may store, in bytes of JSON. */
   client_capabilities: number
   client_info: number
@@ -278,6 +284,9 @@ export interface LimitsConfig {
   uri_length: number
   /** Most components one session may have disabled. */
   hidden_components: number
+  /** Most `subscriptions/listen` streams one client (principal, else address) holds open per route and worker, and the route in all. */
+  listen_streams_per_client: number
+  listen_streams: number
   /** Most messages in one JSON-RPC batch (2025-03-26 sessions). */
   batch_size: number
   /** Most sessions whose roots one worker keeps per route (0: no cache). */
@@ -288,9 +297,11 @@ export interface LimitsConfig {
   session_catalogue: number
 }
 
-export interface MemoryStoreConfig { type: 'memory'; event_capacity: number; cache_ttl: number }
+/** The event log's bounds (README: Limits): per session by count, age and bytes; in all by bytes where the log lives in a process. */
+export interface EventLogConfig { event_capacity: number; cache_ttl: number; event_bytes: number }
+export interface MemoryStoreConfig extends EventLogConfig { type: 'memory'; event_bytes_total: number; session_bytes_total: number }
 /** Sessions held by the node:cluster primary, reached by the workers over IPC. */
-export interface ClusterStoreConfig { type: 'cluster'; event_capacity: number; cache_ttl: number }
+export interface ClusterStoreConfig extends EventLogConfig { type: 'cluster'; event_bytes_total: number; session_bytes_total: number }
 /**
  * Sessions in Redis, for several hosts; `connect_timeout` and `command_timeout` in seconds. Exactly one
  * of `url` (one server), `sentinels` with `name` (Sentinel) or `cluster` (seed nodes) is set.
@@ -305,19 +316,24 @@ export interface RedisStoreConfig {
   key_prefix: string
   event_capacity: number
   cache_ttl: number
+  event_bytes: number
   connect_timeout: number
   command_timeout: number
 }
 export type StoreConfig = MemoryStoreConfig | ClusterStoreConfig | RedisStoreConfig
 
-/** Bounds on the HTTP server's connections (seconds; 0 for `max_per_address` switches the cap off). */
+/** Bounds on the HTTP server's connections (seconds; 0 for `max_per_address` or `max_total` switches that cap off). */
 export interface ConnectionsConfig {
   /** Seconds from a request's first byte to its complete headers. */
   header_timeout: number
   /** Seconds more for its complete body. */
   body_timeout: number
-  /** Open connections from one client address. */
-  max_per_address: number
+  /** Open connections from one client address; absent: a sixteenth of max_total, at most 1024 (edge/connection-guard.ts). */
+  max_per_address?: number
+  /** Open connections in all, per process; absent: 80 % of the open-file limit. */
+  max_total?: number
+  /** Seconds an idle keep-alive connection is kept; longer than a balancer's upstream keep-alive. */
+  keepalive_timeout: number
 }
 
 /** Where and how the gateway logs (gateway/log/): level, buffering, and what is redacted. */
@@ -356,12 +372,12 @@ export interface GatewayConfig {
   log: LogConfig
   /** Prometheus metrics at `path`: on the gateway's port, or only on `listen` when set; Host checked like routes. */
   metrics: { enabled: boolean; path: string; listen?: { host: string; port: number }; allowed_hosts: string[] }
+  /** The admin API and dashboard on their own listener; undefined: off. */
+  admin: AdminConfig | undefined
   /** Keys for `auth.identity_assertion` upstreams; absent when no upstream uses them. */
   upstream_identity?: UpstreamIdentityConfig
   /** Encrypts upstream tokens at rest (required for tokens in a Redis store). */
   token_encryption?: TokenEncryptionConfig
-  /** The admin API and dashboard on their own listener; undefined: off. */
-  admin: AdminConfig | undefined
   routes: RouteConfig[]
 }
 

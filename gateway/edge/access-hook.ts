@@ -54,7 +54,8 @@ export function replyRefusal(reply: FastifyReply, access: RouteAccess, refused: 
 /** A refusal of the access phase as the error table's row, with its Bearer challenge naming `metadata`. */
 export function refusalError(access: RouteAccess, refused: Refusal, metadata: string): EdgeError {
   const challenge = access.challenge(refused, metadata)
-  const headers = challenge === undefined ? undefined : { 'www-authenticate': challenge }
+  const headers: Record<string, string> | undefined = challenge === undefined ? undefined : { 'www-authenticate': challenge }
+  if (refused.retryAfter !== undefined) return new EdgeError(refused.code, refused.message, { headers: { ...headers, 'retry-after': refused.retryAfter }, status: refused.status })
   // The status is the row's, except an access module's own 4xx denial.
   return new EdgeError(refused.code, refused.message, { headers, status: refused.status })
 }

@@ -2,4 +2,4 @@
  * The Caller contract lives in `wire/caller.ts`, the vocabulary every layer may import (the protocol
  * layer reads `ctx.caller`); the edge modules that make and key by callers import it from here too.
  */
-export { openCaller, quotaKey, type Caller } from '../wire/caller.ts'
+export { addressKey, openCaller, quotaKey, type Caller } from '../wire/caller.ts'

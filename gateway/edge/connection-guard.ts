@@ -1,8 +1,9 @@
 /**
  * What a client can make the gateway hold before it has sent a whole request: the HTTP server's
- * connections. Three bounds, all enforced by the server and its sockets, none by a timer per request:
+ * connections. Four bounds, all enforced by the server and its sockets, none by a timer per request:
  *
- *   connection accepted ─► more than max_per_address open from this address? ─► 429, closed
+ *   connection accepted ─► max_total open in this process already? ──────────► 503 + Retry-After, closed (logged)
+ *                       ─► more than max_per_address open from this address? ─► 429, closed
  *   headers not complete header_timeout after the request began ─────────────► 408, closed
  *   body not complete header_timeout + body_timeout after it began ─────────► 408, closed
  *
@@ -15,20 +16,26 @@
  * A refusal here has no request id to echo (the request was not read), so its JSON-RPC error says
  * `id: null`; the status and code come from the error table.
  */
+import { readFileSync } from 'node:fs'
 import type { Server, ServerOptions } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
 import type { ConnectionsConfig } from '../config/types.ts'
+import { addressKey } from '../wire/caller.ts'
 import { EdgeError } from '../wire/errors.ts'
 import { errorMessage } from '../wire/jsonrpc.ts'
 
 /** The options the HTTP server is created with (Fastify's `http` and `requestTimeout`). */
-export function serverTimeouts(config: ConnectionsConfig): { http: ServerOptions; requestTimeout: number } {
+export function serverTimeouts(config: ConnectionsConfig): { http: ServerOptions; requestTimeout: number; keepAliveTimeout: number } {
   const headersTimeout = config.header_timeout * 1000
   const requestTimeout = (config.header_timeout + config.body_timeout) * 1000
+  // Node's default is 5 s: a balancer keeping its upstream connections 60 s (nginx, ALB) then sends
+  // a request on one the gateway is closing, and answers 502. Longer here, the balancer closes first.
+  const keepAliveTimeout = config.keepalive_timeout * 1000
   return {
-    http: { headersTimeout, requestTimeout, connectionsCheckingInterval: checkIntervalMs(config) },
+    http: { headersTimeout, requestTimeout, keepAliveTimeout, connectionsCheckingInterval: checkIntervalMs(config) },
     requestTimeout,
+    keepAliveTimeout,
   }
 }
 
@@ -40,35 +47,86 @@ export function checkIntervalMs(config: ConnectionsConfig): number {
 /** A whole HTTP response, written on a raw socket before any request was read. */
 function rawResponse(error: EdgeError, reason: string): string {
   const body = JSON.stringify(errorMessage(null, error.rpcCode, error.message))
-  return `HTTP/1.1 ${error.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  const extra = Object.entries(error.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('')
+  return `HTTP/1.1 ${error.status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}connection: close\r\n\r\n${body}`
 }
 
-/** Counts connections per client address and refuses those over `max_per_address` (0: no cap). */
-export function capConnections(server: Server, config: ConnectionsConfig, logger: Logger): void {
-  const max = config.max_per_address
-  if (max === 0) return
-  const refusal = rawResponse(new EdgeError('MCP_EDGE_TOO_MANY_CONNECTIONS',
-    `Too Many Requests: over ${max} connections from this address (connections.max_per_address)`), 'Too Many Requests')
-  const open = new Map<string, number>()
-  let refusedSinceLog = 0
+/**
+ * The soft limit on this process's open files (`ulimit -n`), read from /proc/self/limits; undefined
+ * where it cannot be read (not Linux) or is unlimited.
+ */
+export function fileLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))
+    return line === null ? undefined : Number(line[1])
+  } catch {
+    return undefined
+  }
+}
+
+/** The share of the file limit client connections may take; the rest is the store's, upstreams', logs' and handlers'. */
+const CONNECTION_SHARE = 0.8
+/** Without `max_per_address`, one address may take this share of `max_total` (at most DEFAULT_PER_ADDRESS). */
+const ADDRESSES_TO_FILL = 16
+const DEFAULT_PER_ADDRESS = 1024
+
+/**
+ * The caps a server enforces (0: none): `max_total` or 80 % of the file limit, so the gateway refuses
+ * connections before accept() fails for want of a descriptor (which a client sees as a hang, and the
+ * gateway never logs); `max_per_address` or a sixteenth of that (at most 1024), so a few addresses
+ * cannot take them all.
+ */
+export function connectionCaps(config: ConnectionsConfig, files: number | undefined): { perAddress: number; total: number } {
+  const total = config.max_total ?? (files === undefined ? 0 : Math.floor(files * CONNECTION_SHARE))
+  const perAddress = config.max_per_address ?? (total === 0 ? DEFAULT_PER_ADDRESS : Math.max(1, Math.min(DEFAULT_PER_ADDRESS, Math.floor(total / ADDRESSES_TO_FILL))))
+  return { perAddress, total }
+}
+
+/** Logs a refusal once per burst (at most one line a minute), with how many were refused since the last line. */
+function burstLogger(logger: Logger, message: string): (fields: Record<string, unknown>) => void {
+  let refused = 0
   let logged = 0
+  return (fields) => {
+    refused++
+    if (Date.now() - logged <= 60_000) return
+    logger.warn({ ...fields, refused }, message)
+    logged = Date.now()
+    refused = 0
+  }
+}
+
+/** Counts connections in all and per client address, and refuses those over the caps (`connectionCaps`). */
+export function capConnections(server: Server, config: ConnectionsConfig, logger: Logger): void {
+  const files = fileLimit()
+  const { perAddress, total } = connectionCaps(config, files)
+  logger.debug({ max_per_address: perAddress, max_total: total, file_limit: files ?? 'unknown' }, 'connection caps')
+  if (perAddress === 0 && total === 0) return
+  const tooMany = rawResponse(new EdgeError('MCP_EDGE_TOO_MANY_CONNECTIONS',
+    `Too Many Requests: over ${perAddress} connections from this address (connections.max_per_address)`), 'Too Many Requests')
+  const full = rawResponse(new EdgeError('MCP_EDGE_CONNECTIONS_FULL'), 'Service Unavailable')
+  const logTooMany = burstLogger(logger, 'connections over connections.max_per_address refused')
+  const logFull = burstLogger(logger, 'connections refused: the gateway holds connections.max_total (near its open-file limit)')
+  const open = new Map<string, number>()
+  let openInAll = 0
+  const refuse = (socket: Socket, answer: string): void => {
+    socket.end(answer)
+    socket.destroySoon()
+  }
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? ''
+    const address = addressKey(socket.remoteAddress ?? '')
+    if (total > 0 && openInAll >= total) {
+      logFull({ address, open: openInAll, max_total: total, file_limit: files })
+      return refuse(socket, full)
+    }
     const count = open.get(address) ?? 0
-    if (count >= max) {
-      refusedSinceLog++
-      // One line per burst (at most one a minute), not one per refused connection.
-      if (Date.now() - logged > 60_000) {
-        logger.warn({ address, open: count, refused: refusedSinceLog }, 'connections over connections.max_per_address refused')
-        logged = Date.now()
-        refusedSinceLog = 0
-      }
-      socket.end(refusal)
-      socket.destroySoon()
-      return
+    if (perAddress > 0 && count >= perAddress) {
+      logTooMany({ address, open: count })
+      return refuse(socket, tooMany)
     }
     open.set(address, count + 1)
+    openInAll++
     socket.once('close', () => {
+      openInAll--
       const left = (open.get(address) ?? 1) - 1
       if (left <= 0) open.delete(address)
       else open.set(address, left)

@@ -4,9 +4,11 @@
  *   token ─► verified-token cache? ─hit─► Identity (one map lookup, until the token expires)
  *              │ miss
  *              ▼
- *   jwtVerify: signature with a key from the JWKS (fetched once, kept `jwks_cache` s, fetched again on
- *   an unknown kid at most every `jwks_cooldown` s), alg in `algorithms` (asymmetric only: `none` and
- *   HMAC with a public key are never tried), iss, aud, exp (required), nbf, ± clock_tolerance
+ *   jwtVerify: signature with a key from the JWKS (jwks-keys.ts: fetched once, refreshed after
+ *   `jwks_cache` s, at most one fetch per `jwks_cooldown` s; the keys in hand keep verifying while the
+ *   provider is down, and a key that cannot be had is a 503 with Retry-After), alg in `algorithms`
+ *   (asymmetric only: `none` and HMAC with a public key are never tried), iss, aud, exp (required),
+ *   nbf, ± clock_tolerance
  *              │
  *              ▼
  *   principal = claims[principal_claim]; scopes from `scope` (space-separated) or `scp` (array)
@@ -14,10 +16,11 @@
  * Without `jwks_uri` the JWKS location is discovered from the issuer's metadata: RFC 8414 first, then
  * OpenID Connect discovery; the document must name the same issuer.
  */
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import { errors, jwtVerify, type JWTPayload } from 'jose'
 import type { JwtConfig } from '../config/types.ts'
 import { keepSubjectToken, type VerifiedToken } from '../wire/caller.ts'
 import { EdgeError } from '../wire/errors.ts'
+import { JwksKeys, keysUnavailable } from './jwks-keys.ts'
 
 /** Who a verified token speaks for. Shared between requests carrying the same token: never mutate. */
 export interface Identity {
@@ -70,8 +73,8 @@ interface Cached {
 export class JwtVerifier {
   readonly #config: JwtConfig
   readonly #cache = new Map<string, Cached>()
-  #keys: JWTVerifyGetKey | undefined
-  #discovering: Promise<JWTVerifyGetKey> | undefined
+  #keys: JwksKeys | undefined
+  #discovering: Promise<JwksKeys> | undefined
 
   constructor(config: JwtConfig) {
     checkTransportSecurity('auth.jwt.issuer', config.issuer)
@@ -83,8 +86,12 @@ export class JwtVerifier {
   /** Fetches the keys now (discovering where they are first, if needed), so the first request does not wait. */
   async warm(): Promise<void> {
     const keys = this.#keys ?? (await this.#discover())
-    const remote = keys as JWTVerifyGetKey & { reload?: () => Promise<void> }
-    await remote.reload?.()
+    await keys.refresh()
+  }
+
+  /** JWKS fetches so far (tests read it). */
+  get jwksFetches(): number {
+    return this.#keys?.fetches ?? 0
   }
 
   /**
@@ -106,7 +113,7 @@ export class JwtVerifier {
     const keys = this.#keys ?? (await this.#discover())
     let claims: JWTPayload
     try {
-      ;({ payload: claims } = await jwtVerify(token, keys, {
+      ;({ payload: claims } = await jwtVerify(token, keys.getKey, {
         issuer: config.issuer,
         audience: config.audience,
         algorithms: config.algorithms,
@@ -135,21 +142,17 @@ export class JwtVerifier {
     this.#cache.set(token, { identity, until: expiresAt + this.#config.clock_tolerance * 1000 })
   }
 
-  #remoteKeys(url: string): JWTVerifyGetKey {
-    return createRemoteJWKSet(new URL(url), {
-      cacheMaxAge: this.#config.jwks_cache * 1000,
-      cooldownDuration: this.#config.jwks_cooldown * 1000,
-      timeoutDuration: METADATA_TIMEOUT_MS,
-    })
+  #remoteKeys(url: string): JwksKeys {
+    return new JwksKeys(url, { cacheMs: this.#config.jwks_cache * 1000, cooldownMs: this.#config.jwks_cooldown * 1000, timeoutMs: METADATA_TIMEOUT_MS })
   }
 
   /** Finds the JWKS through the issuer's metadata, once; a failure is retried by a later request. */
-  #discover(): Promise<JWTVerifyGetKey> {
+  #discover(): Promise<JwksKeys> {
     this.#discovering ??= discoverJwksUri(this.#config.issuer).then(
       (uri) => (this.#keys = this.#remoteKeys(uri)),
       (error: unknown) => {
         setTimeout(() => (this.#discovering = undefined), DISCOVERY_RETRY_MS).unref()
-        throw new EdgeError('MCP_EDGE_AUTH_UNAVAILABLE', `cannot discover the JWKS of ${this.#config.issuer}: ${(error as Error).message}`)
+        throw keysUnavailable(`cannot discover the JWKS of ${this.#config.issuer}: ${(error as Error).message}`, DISCOVERY_RETRY_MS)
       },
     )
     return this.#discovering
@@ -190,6 +193,8 @@ async function discoverJwksUri(issuer: string): Promise<string> {
 
 /** What the client is told about a token that failed; the detail stays generic where it could help an attacker. */
 function rejection(error: unknown): EdgeError {
+  // The key set's own verdict (the keys cannot be had now), with its Retry-After.
+  if (error instanceof EdgeError) return error
   if (error instanceof errors.JWTExpired) return new InvalidTokenError('The access token expired')
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
@@ -205,13 +210,5 @@ function rejection(error: unknown): EdgeError {
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return new InvalidTokenError('The access token is signed with an algorithm this resource does not accept')
   if (error instanceof errors.JWKSNoMatchingKey) return new InvalidTokenError('The access token is signed with an unknown key')
-  if (error instanceof errors.JWKSTimeout || (error instanceof errors.JOSEError && error.code === 'ERR_JWKS_INVALID')) {
-    return new EdgeError('MCP_EDGE_AUTH_UNAVAILABLE', 'The authorization server\'s keys cannot be fetched; retry later')
-  }
-  if (error instanceof errors.JOSEError) return new InvalidTokenError('The access token is invalid')
-  // fetch failures (the JWKS host down) surface as plain errors from jose's fetch.
-  if (error instanceof TypeError || (error as { name?: string }).name === 'AbortError') {
-    return new EdgeError('MCP_EDGE_AUTH_UNAVAILABLE', 'The authorization server\'s keys cannot be fetched; retry later')
-  }
   return new InvalidTokenError('The access token is invalid')
 }

@@ -23,7 +23,7 @@ import type { QuotasConfig, RateRule } from '../config/types.ts'
 import { EdgeError } from '../wire/errors.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import type { LimitRequest, Limiter, RateBucket } from '../store/limiter.ts'
-import { quotaKey, type Caller } from './caller.ts'
+import { addressKey, quotaKey, type Caller } from './caller.ts'
 
 /** Tool names whose matching rules are remembered; beyond it (names a client invents) they are matched each time. */
 const TOOL_CACHE_LIMIT = 1024
@@ -149,7 +149,7 @@ export class RouteLimits {
   }
 
   #bucket(rule: RateRule, index: number, caller: Caller): RateBucket {
-    const who = rule.key === 'ip' ? `a:${caller.address}` : quotaKey(caller)
+    const who = rule.key === 'ip' ? `a:${addressKey(caller.address)}` : quotaKey(caller)
     const windowMs = rule.window * 1000
     return { key: `${this.#location}|${index}|${who}`, intervalMs: windowMs / rule.limit, windowMs }
   }
@@ -184,10 +184,13 @@ export function toolLimitResult(answer: LimitAnswer): JsonObject {
   return { content: [{ type: 'text', text }], structuredContent: answer.data(), isError: true }
 }
 
+/** The wait a client refused a session is told (Retry-After; `data.retryAfterMs` on a WebSocket), as in the error table's rows. */
+const SESSION_RETRY_MS = 10_000
+
 /** The refusal of a new session over `sessions_per_principal`. */
 export function sessionQuotaRefusal(max: number): EdgeError {
   return new EdgeError('MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS',
-    `Too Many Requests: this client already has ${max} sessions on this route (sessions_per_principal); end one (DELETE) or let it expire first`)
+    `Too Many Requests: this client already has ${max} sessions on this route (sessions_per_principal); end one (DELETE) or let it expire first`, { data: { retryAfterMs: SESSION_RETRY_MS } })
 }
 
 /** `*` any run of characters, `?` one character; everything else literal. */

@@ -37,6 +37,8 @@ export interface Refusal {
   readonly error?: 'invalid_token' | 'insufficient_scope'
   /** The scopes to ask for (`scope` of the challenge). */
   readonly scope?: string
+  /** Seconds to wait before trying again (`Retry-After`), when the refusal is for now only. */
+  readonly retryAfter?: string
 }
 
 /** The facts the access module may decide on, besides the credential. */
@@ -290,7 +292,8 @@ export class RouteAccess {
     if (error instanceof EdgeError && error.code === 'MCP_EDGE_UNAUTHORIZED') return this.#invalid(error.message)
     if (error instanceof EdgeError && error.code === 'MCP_EDGE_AUTH_UNAVAILABLE') {
       this.#logger.warn({ route: this.location, reason: error.message }, 'cannot check access tokens')
-      return refusal('MCP_EDGE_AUTH_UNAVAILABLE', 'Service Unavailable: access tokens cannot be checked now; retry later')
+      const retryAfter = error.headers?.['retry-after']
+      return refusal('MCP_EDGE_AUTH_UNAVAILABLE', 'Service Unavailable: access tokens cannot be checked now; retry later', retryAfter === undefined ? {} : { retryAfter })
     }
     const reference = randomUUID()
     this.#logger.error({ err: error, reference, route: this.location }, 'token verification failed')

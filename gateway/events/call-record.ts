@@ -50,8 +50,8 @@ export class CallRecord implements RequestSink {
     this.#sink.send(message)
   }
 
-  respond(message: JsonRpcResponse, httpStatus?: number): void {
-    this.#sink.respond(message, httpStatus)
+  respond(message: JsonRpcResponse, httpStatus?: number, headers?: Readonly<Record<string, string>>): void {
+    this.#sink.respond(message, httpStatus, headers)
     if (this.#done) return
     this.#done = true
     const error = errorKindOf(message)

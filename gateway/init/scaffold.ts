@@ -6,10 +6,12 @@
  *   DIR/tsconfig.json         type-checks the handlers against the package's .d.ts
  *   DIR/package.json          created, or given the missing scripts, "type": "module" and dependencies
  *   DIR/Dockerfile            the gateway with this config and these handlers
+ *   DIR/mcp-edge-*.tgz        when mcp-edge was installed from a tarball outside DIR: a copy, so that
+ *                             the Docker build (whose context is DIR) can install it too
  *
  * A file that exists is kept as it is (and said so): init never overwrites the user's work.
  */
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -60,6 +62,8 @@ export async function scaffold(dir: string, out: NodeJS.WritableStream = process
       out.write(`created  ${to}\n`)
     }
     out.write(`${(await writePackageJson(target)).padEnd(9)}package.json\n`)
+    const tarball = await bringTarballIn(target)
+    if (tarball !== undefined) out.write(tarball)
   } catch (error) {
     process.stderr.write(`mcp-edge init: ${(error as Error).message}\n`)
     return 2
@@ -91,6 +95,32 @@ async function writePackageJson(target: string): Promise<string> {
   }
   await writeFile(file, `${JSON.stringify(pkg, null, 2)}\n`)
   return exists ? 'updated' : 'created'
+}
+
+/**
+ * A project that installed mcp-edge from a tarball outside its folder (`npm install ../mcp-edge-0.1.0.tgz`
+ * writes `file:../mcp-edge-0.1.0.tgz`) cannot build its image: the Docker build context is the folder,
+ * and `npm install` in the image cannot reach the tarball. The tarball is copied into the folder and
+ * the dependency pointed at the copy (the Dockerfile copies `*.tgz` beside package.json). What it
+ * did, for init's output; undefined when nothing was to do.
+ */
+async function bringTarballIn(target: string): Promise<string | undefined> {
+  const file = path.join(target, 'package.json')
+  const pkg = JSON.parse(await readFile(file, 'utf8')) as PackageJson
+  const spec = pkg.dependencies?.['mcp-edge']
+  if (spec === undefined || !spec.startsWith('file:')) return undefined
+  const source = path.resolve(target, spec.slice('file:'.length))
+  const inside = !path.relative(target, source).startsWith('..') && !path.isAbsolute(path.relative(target, source))
+  if (inside) return undefined
+  if (!existsSync(source) || !statSync(source).isFile()) {
+    process.stderr.write(`mcp-edge init: mcp-edge is installed from ${spec}, outside this folder: a Docker build cannot see it. \`npm pack\` it into this folder and \`npm install ./mcp-edge-<version>.tgz\`\n`)
+    return undefined
+  }
+  const copy = path.basename(source)
+  if (!existsSync(path.join(target, copy))) await copyFile(source, path.join(target, copy))
+  pkg.dependencies!['mcp-edge'] = `file:${copy}`
+  await writeFile(file, `${JSON.stringify(pkg, null, 2)}\n`)
+  return `copied   ${copy} (mcp-edge's tarball, into the Docker build context; package.json points at it: run npm install)\n`
 }
 
 /** True when the project has CommonJS code of its own: its `main` file, or a `.js`/`.cjs` file at its top. */

@@ -10,6 +10,7 @@
  * test/log/access-line.test.ts compares the two lines.
  */
 import { pino, type Logger } from 'pino'
+import { capText } from './field-cap.ts'
 import { sessionHash } from './redact.ts'
 
 const { chindingsSym, streamSym } = pino.symbols
@@ -74,6 +75,7 @@ export class AccessLine {
     if (!logger.isLevelEnabled('info')) return
     const destination = this.#destination
     if (destination === undefined) {
+      // pino's serializers (createLogger's) cap the client-chosen fields.
       logger.info({ sessionId, principal, method, status, era, ms: Math.round(ms * 100) / 100 }, 'mcp request')
       return
     }
@@ -86,9 +88,10 @@ export class AccessLine {
     }
     let line = this.#prefix
     if (sessionId !== undefined) line += `,"sessionId":${cached(this.#sessions, sessionId, quotedHash)}`
-    if (principal !== undefined) line += `,"principal":${quote(principal)}`
-    line += `,"method":${cached(this.#methods, method, quote)},"status":${status}`
-    if (era !== undefined) line += `,"era":${cached(this.#methods, era, quote)}`
+    // Client-chosen texts are capped (field-cap.ts) before they are quoted or kept in a cache.
+    if (principal !== undefined) line += `,"principal":${quote(capText(principal))}`
+    line += `,"method":${cached(this.#methods, capText(method), quote)},"status":${status}`
+    if (era !== undefined) line += `,"era":${cached(this.#methods, capText(era), quote)}`
     destination.write(`${line},"ms":${hundredthsText(ms)},"msg":"mcp request"}\n`)
   }
 }

@@ -78,6 +78,8 @@ export class LineBuffer {
   /** Batch buffers whose write is done, for reuse. */
   #spare: Buffer[] = []
   #writing = false
+  /** Batches a full pipe refused (EAGAIN), waiting for their retry: still this buffer's to write at exit. */
+  #retrying: { batches: Buffer[]; timer: NodeJS.Timeout } | undefined
   #stopped = false
   #droppedBytes = 0
   #waiters: (() => void)[] = []
@@ -149,13 +151,22 @@ export class LineBuffer {
   }
 
   /**
-   * Writes what is held synchronously (at exit, when no event loop is left). A batch already handed
-   * to an asynchronous write is that write's: the clean stop awaits `flush` so that none is in flight.
+   * Writes what is held synchronously (at exit, when no event loop is left), in order: first batches
+   * a full pipe refused and whose retry will not come now, then the ready ones, then the current one.
+   * A batch already handed to an asynchronous write is that write's: the clean stop awaits `flush`
+   * so that none is in flight.
    */
   flushSync(): void {
     clearInterval(this.#timer)
     if (this.#stopped) return
     const batches = this.#ready
+    const retrying = this.#retrying
+    if (retrying !== undefined) {
+      clearTimeout(retrying.timer)
+      this.#retrying = undefined
+      this.#writing = false
+      batches.unshift(...retrying.batches)
+    }
     if (this.#used > 0) batches.push(this.#batch.subarray(0, this.#used))
     this.#ready = []
     this.#used = 0
@@ -226,7 +237,11 @@ export class LineBuffer {
     const done = (error: NodeJS.ErrnoException | null, written: number): void => {
       if (error !== null) {
         if (error.code === 'EAGAIN') {
-          setTimeout(() => this.#send(batches), RETRY_MS).unref()
+          const timer = setTimeout(() => {
+            this.#retrying = undefined
+            this.#send(batches)
+          }, RETRY_MS).unref()
+          this.#retrying = { batches, timer }
           return
         }
         // EPIPE (nobody reads the log any more) and the like: logging stops, the gateway goes on.

@@ -15,6 +15,7 @@ import { openSync } from 'node:fs'
 import { pino, type DestinationStream, type Logger } from 'pino'
 import type { LogConfig } from '../config/types.ts'
 import { markPlainAccessLine } from './access-line.ts'
+import { CAPPED_FIELDS, capField, LOG_URL_MAX } from './field-cap.ts'
 import { LineBuffer } from './line-buffer.ts'
 import { CENSOR, redactPaths, redactUrl, sessionHash } from './redact.ts'
 
@@ -24,7 +25,7 @@ const DEFAULTS: Omit<LogConfig, 'level'> = {
   flush_interval: 1,
   redact: {
     headers: ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'mcp-session-id', 'x-api-key'],
-    query_params: ['token', 'key', 'secret', 'password', 'auth', 'session', 'signature', 'sig', 'code', 'credential'],
+    query_params: ['token', 'key', 'secret', 'pass', 'pwd', 'auth', 'session', 'signature', 'sig', 'code', 'credential', 'jwt', 'bearer', 'refresh', 'otp', 'assertion', 'ticket'],
     paths: [],
   },
 }
@@ -56,7 +57,7 @@ export function createLogger(config: Pick<LogConfig, 'level'> & Partial<LogConfi
       level: settings.level,
       base: { pid: process.pid, ...options.base },
       ...(paths.length > 0 ? { redact: { paths, censor: CENSOR } } : {}),
-      serializers: { sessionId: sessionHash, url: (url: unknown) => redactUrl(url, names) },
+      serializers: { ...CAPPED_FIELDS, sessionId: sessionHash, url: (url: unknown) => capField(redactUrl(url, names), LOG_URL_MAX) },
     },
     destination,
   )

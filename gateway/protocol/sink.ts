@@ -12,7 +12,7 @@ export interface RequestSink {
    * Sends the response and ends the request's stream. `httpStatus` is a hint for HTTP while nothing
    * was streamed yet (503 when the store failed); other transports ignore it.
    */
-  respond(message: JsonRpcResponse, httpStatus?: number): void
+  respond(message: JsonRpcResponse, httpStatus?: number, headers?: Readonly<Record<string, string>>): void
   /** Ends the request without a response (it was cancelled). */
   abandon(): void
   /**

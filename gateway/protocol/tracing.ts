@@ -161,14 +161,14 @@ function remoteContext(traceparent: string, tracestate: unknown): Context {
 function tracedSink<S extends RequestSink>(sink: S, span: Span): S {
   const traced: RequestSink & { onClose?: (listener: () => void) => void } = {
     send: (message: JsonRpcMessage) => sink.send(message),
-    respond: (message: JsonRpcResponse, httpStatus?: number) => {
+    respond: (message: JsonRpcResponse, httpStatus?: number, headers?: Readonly<Record<string, string>>) => {
       const errorType = 'error' in message ? String(message.error.code) : (message.result as JsonObject).isError === true ? 'tool_error' : undefined
       if (errorType !== undefined) {
         span.setAttribute('error.type', errorType)
         span.setStatus({ code: SpanStatusCode.ERROR, message: 'error' in message ? message.error.message : undefined })
       }
       span.end()
-      sink.respond(message, httpStatus)
+      sink.respond(message, httpStatus, headers)
     },
     abandon: () => {
       span.end()

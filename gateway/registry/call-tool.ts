@@ -52,9 +52,13 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 function failedResult(err: unknown, entry: ToolEntry, ctx: RequestContext, log: FailureLog): CallToolResult {
   if (err instanceof McpError || ctx.signal.aborted) throw err
   if (err instanceof ToolError) return toolErrorResult(err)
+  // A store outage met inside the tool (ctx.session.state, a session's catalogue) is the gateway's
+  // failure, not the tool's: the request fails as the gateway's own writes do (503, -32000), so the
+  // client retries rather than the model reading "Tool X failed".
+  if (err instanceof EdgeError && err.code === 'MCP_EDGE_STORE_UNAVAILABLE') throw err
   // The gateway's own refusals that reach a tool through ctx (no elicitation capability, the client
-  // can no longer answer, a timeout) are worded for the client; a store outage is not.
-  if (err instanceof EdgeError && err.code !== 'MCP_EDGE_STORE_UNAVAILABLE') return errorResult(err.message)
+  // can no longer answer, a timeout) are worded for the client.
+  if (err instanceof EdgeError) return errorResult(err.message)
   if (err instanceof ClientAnswerError) return errorResult(messageOf(err))
   const name = entry.tool.name
   return errorResult(`Tool ${name} failed (ref ${reportFailure(log, err, { tool: name, requestId: ctx.requestId })})`)

@@ -26,6 +26,7 @@ import { MemoryLimiter } from '../store/limiter-memory.ts'
 import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
 import { MemoryStore } from '../store/memory.ts'
 import { clusterAdminSource, startAdmin } from '../admin/admin-server.ts'
+import { memoryStoreOptions } from '../store/create-store.ts'
 
 /** A worker that lived less than this counts as a crash loop for the backoff. */
 const STABLE_MS = 10_000
@@ -79,7 +80,7 @@ function runPrimary(config: GatewayConfig, watch: boolean, logger: Logger = crea
   let host: ClusterStoreHost | undefined
   let limiterHost: ClusterLimiterHost | undefined
   if (config.store.type === 'cluster') {
-    const sessions = new MemoryStore({ eventCapacity: config.store.event_capacity, cacheTtl: config.store.cache_ttl })
+    const sessions = new MemoryStore(memoryStoreOptions(config.store))
     host = new ClusterStoreHost(sessions)
     // Rate limits and quotas of every worker, counted beside the sessions they count.
     limiterHost = new ClusterLimiterHost(new MemoryLimiter({ alive: (id) => sessions.peek(id) !== undefined }))

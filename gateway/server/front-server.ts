@@ -29,7 +29,7 @@ export class FrontServer {
   #current: Generation | undefined
 
   constructor(connections: ConnectionsConfig, logger: Logger) {
-    const { http, requestTimeout } = serverTimeouts(connections)
+    const { http, requestTimeout, keepAliveTimeout } = serverTimeouts(connections)
     this.server = createServer(http, (request: IncomingMessage, response: ServerResponse) => {
       // The host listens only after activating its first generation; nothing to answer with before.
       if (this.#current === undefined) {
@@ -39,6 +39,7 @@ export class FrontServer {
       this.#current.handle(request, response)
     })
     this.server.requestTimeout = requestTimeout
+    this.server.keepAliveTimeout = keepAliveTimeout
     this.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (this.#current === undefined || this.#current.standIn.listenerCount('upgrade') === 0) {
         socket.destroy()

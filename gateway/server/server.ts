@@ -184,12 +184,12 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   })
   if (options.front === undefined) capConnections(app.server, config.connections, logger)
   app.removeAllContentTypeParsers()
-  const jsonDepth = config.limits.json_depth
+  const jsonBounds = config.limits
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // The Python SDK sends its JSON Content-Type on every request, a body-less DELETE too: no body, nothing to parse.
     if (body === '' && request.method === 'DELETE') return done(null, undefined)
     try {
-      done(null, parseMessageText(body as string, jsonDepth))
+      done(null, parseMessageText(body as string, jsonBounds))
     } catch (error) {
       done(error as UnparsedMessageError, undefined)
     }
@@ -270,7 +270,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
         // Not for a client whose address comes from a forwarded header, nor for rates keyed by caller.
         if (!config.trust_proxy && limits?.needsCaller !== true) {
           const hotAccess = access === undefined ? undefined : new HotAccess(endpoint, access)
-          hot.add(route.location, new HotPost(hot, http, { policy, access: hotAccess, bodyLimit: config.body_limit, jsonDepth, logger }))
+          hot.add(route.location, new HotPost(hot, http, { policy, access: hotAccess, bodyLimit: config.body_limit, jsonBounds, logger }))
         }
       }
       // After the Host/Origin hook: a forbidden origin is refused before any credential is looked at.

@@ -4,6 +4,7 @@
  * One IPC channel carries replies, invalidations and bus messages in the order the primary sent them,
  * so a cached record never outlives the invalidation that followed it.
  */
+import { EdgeError } from '../wire/errors.ts'
 import { MemoryBus } from './memory.ts'
 import { RecordCache, type LoadedRecord } from './record-cache.ts'
 import { isStoreMessage, reviveRecord, type IpcPeer, type StoreOp } from './cluster-protocol.ts'
@@ -140,7 +141,7 @@ export class ClusterStore implements SessionStore {
     if (!isStoreMessage(message)) return
     if ('reply' in message) {
       if (message.error === undefined) this.#pending.settle(message.reply, message.value)
-      else this.#pending.fail(message.reply, new Error(message.error))
+      else this.#pending.fail(message.reply, message.code === undefined ? new Error(message.error) : new EdgeError(message.code, message.error))
     }
     else if ('invalidate' in message) this.#cache.invalidate(message.invalidate)
     else if ('bus' in message) void this.#local.publish(message.bus, message.message)

@@ -8,6 +8,7 @@
  *                          └──► { reply } to A                   (A caches the new record)
  *   worker A ──publish──► host ──► { bus } to A, B, C ──► { reply } to A
  */
+import { EdgeError } from '../wire/errors.ts'
 import type { MemoryStore } from './memory.ts'
 import { isStoreMessage, type CallMessage, type IpcPeer, type StoreMessage } from './cluster-protocol.ts'
 import type { BusMessage, DocOwner, SessionChange, SessionRecord } from './store.ts'
@@ -46,7 +47,8 @@ export class ClusterStoreHost {
     try {
       value = await this.#run(peer, op, args)
     } catch (error) {
-      send(peer, { mcpEdgeStore: 1, reply: call, error: error instanceof Error ? error.message : String(error) })
+      const code = error instanceof EdgeError ? error.code : undefined
+      send(peer, { mcpEdgeStore: 1, reply: call, error: error instanceof Error ? error.message : String(error), ...(code === undefined ? {} : { code }) })
       return
     }
     send(peer, { mcpEdgeStore: 1, reply: call, value })

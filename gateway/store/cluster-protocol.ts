@@ -9,6 +9,7 @@
  *   worker ◄─{ bus: channel, message }──── primary   a bus message, to every worker
  */
 import cluster from 'node:cluster'
+import type { EdgeCodeName } from '../wire/errors.ts'
 import type { BusMessage, SessionRecord } from './store.ts'
 
 /** One end of an IPC channel: `process` in a worker, a cluster `Worker` or a `ChildProcess` in the primary. */
@@ -23,7 +24,8 @@ export interface IpcPeer {
 export type StoreOp = 'create' | 'get' | 'update' | 'touch' | 'delete' | 'count' | 'sessionIds' | 'append' | 'replay' | 'publish' | 'ready' | 'taskRead' | 'taskWrite' | 'taskList' | 'taskCount' | 'readDoc' | 'writeDoc'
 
 export interface CallMessage { mcpEdgeStore: 1; call: number; op: StoreOp; args: unknown[] }
-export interface ReplyMessage { mcpEdgeStore: 1; reply: number; value?: unknown; error?: string }
+/** `code`: an EdgeError's row (a refusal the store made, such as a full store), rebuilt as one by the worker. */
+export interface ReplyMessage { mcpEdgeStore: 1; reply: number; value?: unknown; error?: string; code?: EdgeCodeName }
 export interface InvalidateMessage { mcpEdgeStore: 1; invalidate: string }
 export interface BusDelivery { mcpEdgeStore: 1; bus: string; message: BusMessage }
 export type StoreMessage = CallMessage | ReplyMessage | InvalidateMessage | BusDelivery

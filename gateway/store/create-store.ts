@@ -1,9 +1,9 @@
 /** Builds the store backend the config names. */
 import type { Logger } from 'pino'
-import type { StoreConfig } from '../config/types.ts'
+import type { ClusterStoreConfig, MemoryStoreConfig, StoreConfig } from '../config/types.ts'
 import { ClusterStore } from './cluster-client.ts'
 import { primaryPeer, type IpcPeer } from './cluster-protocol.ts'
-import { MemoryStore } from './memory.ts'
+import { MemoryStore, type MemoryStoreOptions } from './memory.ts'
 import { RedisStore } from './redis.ts'
 import type { SessionStore } from './store.ts'
 
@@ -18,7 +18,7 @@ export interface CreateStoreOptions {
 export function createStore(config: StoreConfig, options: CreateStoreOptions = {}): SessionStore {
   switch (config.type) {
     case 'memory':
-      return new MemoryStore({ eventCapacity: config.event_capacity, cacheTtl: config.cache_ttl })
+      return new MemoryStore(memoryStoreOptions(config))
     case 'cluster':
       return new ClusterStore(primaryPeer(options.primary))
     case 'redis': {
@@ -32,6 +32,7 @@ export function createStore(config: StoreConfig, options: CreateStoreOptions = {
         keyPrefix: config.key_prefix,
         eventCapacity: config.event_capacity,
         cacheTtl: config.cache_ttl,
+        eventBytes: config.event_bytes,
         connectTimeout: config.connect_timeout,
         commandTimeout: config.command_timeout,
         env: options.env,
@@ -41,5 +42,16 @@ export function createStore(config: StoreConfig, options: CreateStoreOptions = {
         },
       })
     }
+  }
+}
+
+/** The options of the memory store that holds the sessions: this process's (memory) or the cluster primary's. */
+export function memoryStoreOptions(config: MemoryStoreConfig | ClusterStoreConfig): MemoryStoreOptions {
+  return {
+    eventCapacity: config.event_capacity,
+    cacheTtl: config.cache_ttl,
+    eventBytes: config.event_bytes,
+    eventBytesTotal: config.event_bytes_total,
+    sessionBytesTotal: config.session_bytes_total,
   }
 }

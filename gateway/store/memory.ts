@@ -2,10 +2,25 @@
  * The one-process store: sessions, event logs and the bus in this worker's memory.
  * The default for `workers: 1`. Records are held and returned as they are (no copies), so the hot
  * path's `get` costs a Map lookup.
+ *
+ * The event logs are bounded by count (`event_capacity`), age (`cache_ttl`, also swept, so a log
+ * nobody appends to or replays is freed after it) and size: `event_bytes` per session and
+ * `event_bytes_total` for the store. An event's size is its data's length (characters; one byte each
+ * for the ASCII of JSON). Over the total, the largest logs lose their oldest events first, down to
+ * three quarters of the total, so the work is done once per many appends.
+ *
+ * The sessions' own data (capabilities and clientInfo as created, subscribed URIs, hidden component
+ * names, the session's documents) is counted too, against `session_bytes_total`: over it a new
+ * session, subscription, hidden component or larger document is refused (503, Retry-After), and each
+ * session's share is given back when it ends.
  */
 import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionDocName, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { applyChange } from './session-change.ts'
-import { eventId, parseEventId } from './store.ts'
+import { EdgeError } from '../wire/errors.ts'
+import { DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_TOTAL, DEFAULT_SESSION_BYTES_TOTAL, eventId, parseEventId } from './store.ts'
+
+const jsonLength = (value: unknown): number => JSON.stringify(value)?.length ?? 0
+const listLength = (list: readonly string[]): number => list.reduce((sum, item) => sum + item.length, 0)
 import { MemoryTaskTable } from './task-table-memory.ts'
 
 interface Entry {
@@ -14,6 +29,10 @@ interface Entry {
   lastSeen: number
   nextSeq: number
   events: LoggedEvent[]
+  /** The size of `events` (their data's length). */
+  eventBytes: number
+  /** The session's own data: capabilities and clientInfo (JSON), subscriptions, hidden names, documents. */
+  dataBytes: number
   /** The session's documents (catalogue, state); made on the first write. */
   docs?: Map<SessionDocName, StoredDoc>
 }
@@ -29,6 +48,12 @@ export interface MemoryStoreOptions {
   eventCapacity: number
   /** Seconds an event stays replayable. */
   cacheTtl: number
+  /** Most bytes of event data kept per session (its newest event is kept whatever its size). */
+  eventBytes?: number
+  /** Most bytes of event data kept by the store in all. */
+  eventBytesTotal?: number
+  /** Most bytes of sessions' own data kept by the store in all. */
+  sessionBytesTotal?: number
   /** Milliseconds between sweeps of expired sessions. */
   sweepIntervalMs?: number
 }
@@ -66,18 +91,30 @@ export class MemoryStore implements SessionStore {
   readonly #earliestExpiry = new Map<string, number>()
   readonly #eventCapacity: number
   readonly #eventTtlMs: number
+  readonly #eventBytes: number
+  readonly #eventBytesTotal: number
+  /** The size of every session's event log together. */
+  #heldEventBytes = 0
+  readonly #sessionBytesTotal: number
+  /** The size of every session's own data together. */
+  #heldDataBytes = 0
   readonly #sweeper: NodeJS.Timeout
 
   constructor(options: MemoryStoreOptions) {
     this.#eventCapacity = options.eventCapacity
     this.#eventTtlMs = options.cacheTtl * 1000
+    this.#eventBytes = options.eventBytes ?? DEFAULT_EVENT_BYTES
+    this.#eventBytesTotal = options.eventBytesTotal ?? DEFAULT_EVENT_BYTES_TOTAL
+    this.#sessionBytesTotal = options.sessionBytesTotal ?? DEFAULT_SESSION_BYTES_TOTAL
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 5000)
     this.#sweeper.unref()
   }
 
   async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
     if (this.#live(record.id) !== undefined) throw new Error(`session ${record.id} already exists`)
-    this.#sessions.set(record.id, { record, idleTtlMs, lastSeen: Date.now(), nextSeq: 1, events: [] })
+    const dataBytes = jsonLength(record.clientCapabilities) + jsonLength(record.clientInfo) + listLength(record.subscriptions) + listLength(record.hidden)
+    this.#reserve(dataBytes)
+    this.#sessions.set(record.id, { record, idleTtlMs, lastSeen: Date.now(), nextSeq: 1, events: [], eventBytes: 0, dataBytes })
     let ids = this.#byRoute.get(record.route)
     if (ids === undefined) this.#byRoute.set(record.route, (ids = new Set()))
     ids.add(record.id)
@@ -96,8 +133,31 @@ export class MemoryStore implements SessionStore {
   async update(id: string, change: SessionChange): Promise<SessionRecord | undefined> {
     const entry = this.#live(id)
     if (entry === undefined) return undefined
+    const list = 'subscribe' in change || 'unsubscribe' in change ? entry.record.subscriptions : 'hide' in change || 'show' in change ? entry.record.hidden : undefined
+    const value = 'subscribe' in change ? change.subscribe : 'unsubscribe' in change ? change.unsubscribe : 'hide' in change ? change.hide : 'show' in change ? change.show : ''
+    const before = list?.length ?? 0
+    if (('subscribe' in change || 'hide' in change) && !list!.includes(value) && before < (change.max ?? Infinity)) this.#reserve(value.length)
     applyChange(entry.record, change)
+    if (list !== undefined && list.length !== before) {
+      const delta = list.length > before ? value.length : -value.length
+      entry.dataBytes += delta
+      if (delta < 0) this.#heldDataBytes += delta
+    }
     return entry.record
+  }
+
+  /** The bytes of sessions' own data the store holds, all sessions together (for tests and metrics). */
+  get heldDataBytes(): number {
+    return this.#heldDataBytes
+  }
+
+  /** Counts `bytes` more of session data; throws (503, Retry-After) when that would pass `session_bytes_total`. */
+  #reserve(bytes: number): void {
+    if (this.#heldDataBytes + bytes > this.#sessionBytesTotal) {
+      throw new EdgeError('MCP_EDGE_SESSION_DATA_FULL',
+        `Service Unavailable: the sessions of this gateway hold ${this.#sessionBytesTotal} bytes of data (store.session_bytes_total); retry later`)
+    }
+    this.#heldDataBytes += bytes
   }
 
   touch(id: string): void {
@@ -148,8 +208,16 @@ export class MemoryStore implements SessionStore {
     if (entry === undefined) return id
     const now = Date.now()
     entry.events.push({ id, data, stream, seq, at: now })
+    entry.eventBytes += data.length
+    this.#heldEventBytes += data.length
     this.#trim(entry, now, true)
+    if (this.#heldEventBytes > this.#eventBytesTotal) this.#shrinkLogs()
     return id
+  }
+
+  /** The bytes of event data the store holds, all sessions together (for tests and metrics). */
+  get heldEventBytes(): number {
+    return this.#heldEventBytes
   }
 
   async replay(sessionId: string, afterId: string): Promise<{ stream: string; events: StoredEvent[] } | undefined> {
@@ -182,8 +250,13 @@ export class MemoryStore implements SessionStore {
     const entry = this.#live(owner.session)
     if (entry === undefined) return 'gone'
     const docs = (entry.docs ??= new Map())
-    const version = docs.get(owner.name)?.version ?? 0
+    const previous = docs.get(owner.name)
+    const version = previous?.version ?? 0
     if (version !== expected) return 'conflict'
+    const delta = value.length - (previous?.value.length ?? 0)
+    if (delta > 0) this.#reserve(delta)
+    else this.#heldDataBytes += delta
+    entry.dataBytes += delta
     docs.set(owner.name, { version: version + 1, value })
     return { version: version + 1 }
   }
@@ -202,6 +275,8 @@ export class MemoryStore implements SessionStore {
     clearInterval(this.#sweeper)
     this.tasks.close()
     this.#sessions.clear()
+    this.#heldEventBytes = 0
+    this.#heldDataBytes = 0
     this.#byRoute.clear()
     this.#routeDocs.clear()
     this.#earliestExpiry.clear()
@@ -219,25 +294,69 @@ export class MemoryStore implements SessionStore {
 
   #remove(entry: Entry): void {
     this.#sessions.delete(entry.record.id)
+    this.#heldEventBytes -= entry.eventBytes
+    this.#heldDataBytes -= entry.dataBytes
     const ids = this.#byRoute.get(entry.record.route)
     ids?.delete(entry.record.id)
     if (ids?.size === 0) this.#byRoute.delete(entry.record.route)
   }
 
   /**
-   * Drops events beyond the capacity or older than the cache TTL (oldest first, so a prefix). Called
-   * on append with `lazy`: it then waits until a quarter of the capacity is over, so a full log is
-   * cut once per many appends instead of shifting the whole array on each one.
+   * Drops events beyond the capacity, over the session's bytes or older than the cache TTL (oldest
+   * first, so a prefix; the newest event stays whatever its size). Called on append with `lazy`: it
+   * then waits until a quarter of the capacity is over, so a full log is cut once per many appends
+   * instead of shifting the whole array on each one; the bytes are never let over.
    */
   #trim(entry: Entry, now: number, lazy = false): void {
     const events = entry.events
-    if (lazy && events.length <= this.#eventCapacity + (this.#eventCapacity >> 2) && now - (events[0]?.at ?? now) <= this.#eventTtlMs + 1000) return
+    if (lazy && entry.eventBytes <= this.#eventBytes && events.length <= this.#eventCapacity + (this.#eventCapacity >> 2) &&
+      now - (events[0]?.at ?? now) <= this.#eventTtlMs + 1000) return
     let drop = Math.max(0, events.length - this.#eventCapacity)
-    while (drop < events.length && now - events[drop]!.at > this.#eventTtlMs) drop++
-    if (drop > 0) events.splice(0, drop)
+    let bytes = 0
+    for (let n = 0; n < drop; n++) bytes += events[n]!.data.length
+    while (drop < events.length - 1 && entry.eventBytes - bytes > this.#eventBytes) bytes += events[drop++]!.data.length
+    while (drop < events.length && now - events[drop]!.at > this.#eventTtlMs) bytes += events[drop++]!.data.length
+    this.#dropEvents(entry, drop, bytes)
   }
 
+  #dropEvents(entry: Entry, count: number, bytes: number): void {
+    if (count === 0) return
+    if (count === entry.events.length) entry.events = []
+    else entry.events.splice(0, count)
+    entry.eventBytes -= bytes
+    this.#heldEventBytes -= bytes
+  }
+
+  /**
+   * Over `event_bytes_total`: the largest logs are cut to one size (their oldest events first), the
+   * size at which the store holds three quarters of the total; smaller logs keep what they have.
+   */
+  #shrinkLogs(): void {
+    const target = this.#eventBytesTotal * 0.75
+    const logs = [...this.#sessions.values()].filter((entry) => entry.eventBytes > 0).sort((a, b) => b.eventBytes - a.eventBytes)
+    // cap: the k largest cut to it, and the rest as they are, hold the target.
+    let rest = this.#heldEventBytes
+    let cap = 0
+    for (let k = 1; k <= logs.length; k++) {
+      rest -= logs[k - 1]!.eventBytes
+      cap = (target - rest) / k
+      if (k === logs.length || cap >= logs[k]!.eventBytes) break
+    }
+    for (const entry of logs) {
+      if (entry.eventBytes <= cap) break
+      let drop = 0
+      let bytes = 0
+      while (drop < entry.events.length && entry.eventBytes - bytes > cap) bytes += entry.events[drop++]!.data.length
+      this.#dropEvents(entry, drop, bytes)
+    }
+  }
+
+  /** Ends expired sessions and drops expired events, so a log nobody reads or appends to is freed after cache_ttl. */
   #sweep(): void {
-    for (const id of this.#sessions.keys()) this.#live(id)
+    const now = Date.now()
+    for (const id of this.#sessions.keys()) {
+      const entry = this.#live(id)
+      if (entry !== undefined && entry.events.length > 0 && now - entry.events[0]!.at > this.#eventTtlMs) this.#trim(entry, now)
+    }
   }
 }

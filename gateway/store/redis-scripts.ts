@@ -5,8 +5,9 @@
  *   P s:{<id>}   string, the session record, expires after the idle TTL (see redis-codec.ts):
  *                  [version, last event seq, idle TTL ms, route, initialized 0/1, level, [subscriptions], [hidden](, upstreams(, catalogue version))]
  *                  "\n" then the JSON of what never changes (protocol version, client info, ...), opaque here
- *   P e:{<id>}   list, the event log: "<seq> <ms> <stream> <data>", capped at event_capacity,
- *                  expires cache_ttl after its last append
+ *   P e:{<id>}   list, the event log: "<seq> <ms> <stream> <data>", capped at event_capacity and
+ *                  event_bytes (its newest entry kept whatever its size), expires cache_ttl after its last append
+ *   P n:{<id>}   string, the bytes the event log holds, with the log's TTL
  *   P d:{<id>}:<name>  string, a session's document (catalogue, state): "<version>\n<JSON>", with the
  *                  record's TTL (touch and delete carry both documents along)
  *   P c:<route>  string, a route's catalogue document: "<version>\n<JSON>", no expiry
@@ -18,8 +19,12 @@
  * compact encoding and costs twice the memory. Times come from the Redis server (TIME), so hosts with
  * skewed clocks agree. A script touches one session's keys only (the `{<id>}` hash tag puts them in
  * one Redis Cluster slot) or one route index, never both: the store updates the index in a second
- * step, so the same scripts run on one server, under Sentinel and on Redis Cluster.
+ * step, so the same scripts run on one server, under Sentinel and on Redis Cluster. The writes a
+ * client is answered about (create, update, delete, append, a document) carry a deadline and do
+ * nothing when they reach Redis after it (redis-deadline.ts).
  */
+
+import { DEADLINE_GUARD } from './redis-deadline.ts'
 
 const LIB = `local function now()
   local t = redis.call('TIME')
@@ -56,9 +61,9 @@ local function seal(m, rest)
 end
 `
 
-/** KEYS: s, e. ARGV: idle TTL ms, record → 1, or 0 when the id exists. */
-const create = `if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('DEL', KEYS[2])
+/** KEYS: s, e, n. ARGV: idle TTL ms, record, deadline → 1, or 0 when the id exists. */
+const create = `${DEADLINE_GUARD}if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('SET', KEYS[1], ARGV[2], 'PX', tonumber(ARGV[1]))
 return 1`
 
@@ -76,10 +81,10 @@ return {redis.call('PTTL', KEYS[1]), raw}`
 
 /**
  * KEYS: s. ARGV: change kind (i, l, +s, -s, +h, -h, u, c), value, invalidation channel, id, max (an
- * addition is skipped when the list holds that many already; -1: no bound) → {pttl, record} or nil.
+ * addition is skipped when the list holds that many already; -1: no bound), deadline → {pttl, record} or nil.
  * The value of `u` is "<upstream>\n<session JSON>", an empty JSON forgetting the upstream.
  */
-const update = `${LIB}
+const update = `${LIB}${DEADLINE_GUARD}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return nil end
 local m, rest = open(raw)
@@ -126,8 +131,8 @@ local m = open(raw)
 for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], m[3]) end
 return {m[3], m[4]}`
 
-/** KEYS: s, e, then the session's documents. ARGV: invalidation channel, id → the session's route, or nil when there was no session. */
-const remove = `${LIB}
+/** KEYS: s, e, n, then the session's documents. ARGV: invalidation channel, id, deadline → the session's route, or nil when there was no session. */
+const remove = `${LIB}${DEADLINE_GUARD}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return nil end
 local m = open(raw)
@@ -141,16 +146,29 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now())
 if ARGV[1] == 'ids' then return redis.call('ZRANGE', KEYS[1], 0, -1) end
 return redis.call('ZCARD', KEYS[1])`
 
-/** KEYS: s, e. ARGV: stream, data, capacity, cache TTL ms → the event's sequence number, or 0 without a session. */
-const append = `${LIB}
+/**
+ * KEYS: s, e, n. ARGV: stream, data, capacity, cache TTL ms, most bytes, deadline → the event's sequence number,
+ * or 0 without a session. The oldest entries go while the log is over its count or its bytes (one
+ * LPOP each, so the byte count stays exact); a new log (RPUSH made it) starts the count afresh.
+ */
+const append = `${LIB}${DEADLINE_GUARD}
 local raw = redis.call('GET', KEYS[1])
 if not raw then return 0 end
 local m, rest = open(raw)
 m[2] = m[2] + 1
 redis.call('SET', KEYS[1], seal(m, rest), 'KEEPTTL')
-redis.call('RPUSH', KEYS[2], m[2] .. ' ' .. now() .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
-redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1)
+local entry = m[2] .. ' ' .. now() .. ' ' .. ARGV[1] .. ' ' .. ARGV[2]
+local length = redis.call('RPUSH', KEYS[2], entry)
+local bytes = #entry
+if length > 1 then bytes = redis.call('INCRBY', KEYS[3], #entry) else redis.call('SET', KEYS[3], bytes) end
+local capacity, most = tonumber(ARGV[3]), tonumber(ARGV[5])
+while length > capacity or (bytes > most and length > 1) do
+  bytes = bytes - #redis.call('LPOP', KEYS[2])
+  length = length - 1
+end
+redis.call('SET', KEYS[3], bytes)
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
 return m[2]`
 
 /** KEYS: s, e → {last sequence issued, now, entries} or nil without a session. */
@@ -165,10 +183,10 @@ const docRead = `return redis.call('GET', KEYS[1])`
 
 /**
  * KEYS: a document, then its session's record (a route's document: itself again). ARGV: the version
- * expected (0: none yet), the JSON, 's' for a session's document → the new version, -1 when the
- * version moved on, 0 when the session is gone. A session's document takes the record's TTL.
+ * expected (0: none yet), the JSON, 's' for a session's document, deadline → the new version, -1
+ * when the version moved on, 0 when the session is gone. A session's document takes the record's TTL.
  */
-const docWrite = `local ttl = nil
+const docWrite = `${DEADLINE_GUARD}local ttl = nil
 if ARGV[3] == 's' then
   ttl = redis.call('PTTL', KEYS[2])
   if ttl < 0 then return 0 end
@@ -194,17 +212,17 @@ const publish = `return redis.call('PUBLISH', KEYS[1], ARGV[1])`
 
 /** Every script with its number of keys, as ioredis `defineCommand` takes them. */
 export const SCRIPTS = {
-  mcpEdgeCreate: { numberOfKeys: 2, lua: create },
+  mcpEdgeCreate: { numberOfKeys: 3, lua: create },
   mcpEdgeIndex: { numberOfKeys: 1, lua: index },
   mcpEdgePublish: { numberOfKeys: 1, lua: publish },
   mcpEdgeGet: { numberOfKeys: 1, lua: get },
   mcpEdgeUpdate: { numberOfKeys: 1, lua: update },
   mcpEdgeTouch: { numberOfKeys: 3, lua: touch },
-  mcpEdgeDelete: { numberOfKeys: 4, lua: remove },
+  mcpEdgeDelete: { numberOfKeys: 5, lua: remove },
   mcpEdgeDocRead: { numberOfKeys: 1, lua: docRead },
   mcpEdgeDocWrite: { numberOfKeys: 2, lua: docWrite },
   mcpEdgeMembers: { numberOfKeys: 1, lua: members },
-  mcpEdgeAppend: { numberOfKeys: 2, lua: append },
+  mcpEdgeAppend: { numberOfKeys: 3, lua: append },
   mcpEdgeReplay: { numberOfKeys: 2, lua: replay },
 } as const
 

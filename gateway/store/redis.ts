@@ -11,15 +11,17 @@
  *
  * While Redis is away every operation rejects with StoreUnavailableError within the command timeout
  * (commands never queue), the cache is off (invalidations may be lost), and both connections retry
- * in the background; service resumes when Redis is back.
+ * in the background; service resumes when Redis is back. A write answered as failed because Redis
+ * did not answer in time is not applied when Redis wakes (its deadline: redis-deadline.ts).
  */
 import { MemoryBus } from './memory.ts'
 import { ALL_VERSIONS, RecordCache, type LoadedRecord } from './record-cache.ts'
 import { decodeLogEntry, decodeRecord, encodeChange, encodeRecord } from './redis-codec.ts'
 import { connectRedis, redisConnection, type RedisClient, type RedisEndpoint } from './redis-connection.ts'
+import { WriteDeadline } from './redis-deadline.ts'
 import { SCRIPTS, type ScriptName } from './redis-scripts.ts'
 import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
-import { eventId, parseEventId, StoreUnavailableError } from './store.ts'
+import { DEFAULT_EVENT_BYTES, eventId, parseEventId, StoreUnavailableError } from './store.ts'
 import { RedisTaskTable } from './task-table-redis.ts'
 import type { TaskTable } from './task-table.ts'
 
@@ -30,6 +32,8 @@ export interface RedisStoreOptions extends RedisEndpoint {
   eventCapacity: number
   /** Seconds an event stays replayable. */
   cacheTtl: number
+  /** Most bytes of event data kept per session (its newest event is kept whatever its size); default DEFAULT_EVENT_BYTES. */
+  eventBytes?: number
   /** Seconds to wait for a connection. */
   connectTimeout: number
   /** Seconds a command may take before the request that needs it fails with 503. */
@@ -81,7 +85,10 @@ export class RedisStore implements SessionStore {
   readonly #busPattern: string
   readonly #eventCapacity: number
   readonly #eventTtlMs: number
+  readonly #eventBytes: number
   readonly #onStatus: NonNullable<RedisStoreOptions['onStatus']>
+  /** The deadline each guarded write carries: answered as failed, never applied later. */
+  readonly #deadline: WriteDeadline
   #listening = false
   #down = false
   #closed = false
@@ -94,8 +101,10 @@ export class RedisStore implements SessionStore {
     this.#busPattern = `${options.keyPrefix}b:`
     this.#eventCapacity = options.eventCapacity
     this.#eventTtlMs = Math.ceil(options.cacheTtl * 1000)
+    this.#eventBytes = options.eventBytes ?? DEFAULT_EVENT_BYTES
     this.#onStatus = options.onStatus ?? (() => undefined)
     const connection = redisConnection(options, options.connectTimeout, options.commandTimeout, options.env)
+    this.#deadline = new WriteDeadline(connection.commandTimeoutMs)
     this.#commands = connectRedis(connection, 'commands')
     for (const [name, script] of Object.entries(SCRIPTS)) this.#commands.defineCommand(name, script)
     this.tasks = new RedisTaskTable(this.#commands, options.keyPrefix, (command) => this.#run(command))
@@ -112,6 +121,7 @@ export class RedisStore implements SessionStore {
       })
     }
     this.#commands.on('ready', () => {
+      void this.#deadline.learn(this.#commands)
       this.#recovered()
       this.#serve()
     })
@@ -137,7 +147,7 @@ export class RedisStore implements SessionStore {
 
   async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
     const ttl = Math.max(1, Math.round(idleTtlMs))
-    const created = await this.#script('mcpEdgeCreate', this.#key('s', record.id), this.#key('e', record.id), ttl, encodeRecord(record, ttl))
+    const created = await this.#script('mcpEdgeCreate', this.#key('s', record.id), this.#key('e', record.id), this.#key('n', record.id), ttl, encodeRecord(record, ttl), this.#deadline.next())
     if (created !== 1) throw new Error(`session ${record.id} already exists`)
     await this.#script('mcpEdgeIndex', this.#key('r', record.route), record.id, ttl)
     this.#cache.put(record.id, { record, version: 0, idleTtlMs: ttl, expiresInMs: ttl })
@@ -156,7 +166,7 @@ export class RedisStore implements SessionStore {
 
   async update(id: string, change: SessionChange): Promise<SessionRecord | undefined> {
     const [kind, value, max] = encodeChange(change)
-    const reply = (await this.#script('mcpEdgeUpdate', this.#key('s', id), kind, value, this.#invalidations, id, max)) as [number, string] | null
+    const reply = (await this.#script('mcpEdgeUpdate', this.#key('s', id), kind, value, this.#invalidations, id, max, this.#deadline.next())) as [number, string] | null
     if (reply === null) return undefined
     const loaded = this.#loaded(id, reply)
     this.#cache.put(id, loaded)
@@ -179,7 +189,7 @@ export class RedisStore implements SessionStore {
 
   async delete(id: string): Promise<boolean> {
     const docs = [this.#docKey({ session: id, name: 'catalogue' }), this.#docKey({ session: id, name: 'state' })]
-    const route = (await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), ...docs, this.#invalidations, id)) as string | null
+    const route = (await this.#script('mcpEdgeDelete', this.#key('s', id), this.#key('e', id), this.#key('n', id), ...docs, this.#invalidations, id, this.#deadline.next())) as string | null
     this.#cache.invalidate(id)
     if (route === null) return false
     await this.#run(() => this.#commands.zrem(this.#key('r', route), id))
@@ -195,7 +205,8 @@ export class RedisStore implements SessionStore {
   }
 
   async append(sessionId: string, stream: string, data: string): Promise<string> {
-    const seq = await this.#script('mcpEdgeAppend', this.#key('s', sessionId), this.#key('e', sessionId), stream, data, this.#eventCapacity, this.#eventTtlMs)
+    const seq = await this.#script('mcpEdgeAppend', this.#key('s', sessionId), this.#key('e', sessionId), this.#key('n', sessionId), stream, data,
+      this.#eventCapacity, this.#eventTtlMs, this.#eventBytes, this.#deadline.next())
     return eventId(stream, Number(seq))
   }
 
@@ -228,7 +239,7 @@ export class RedisStore implements SessionStore {
   async writeDoc(owner: DocOwner, expected: number, value: string): Promise<DocWrite> {
     const key = this.#docKey(owner)
     const session = 'session' in owner
-    const reply = Number(await this.#script('mcpEdgeDocWrite', key, session ? this.#key('s', owner.session) : key, expected, value, session ? 's' : 'r'))
+    const reply = Number(await this.#script('mcpEdgeDocWrite', key, session ? this.#key('s', owner.session) : key, expected, value, session ? 's' : 'r', this.#deadline.next()))
     return reply > 0 ? { version: reply } : reply === 0 ? 'gone' : 'conflict'
   }
 
@@ -249,7 +260,7 @@ export class RedisStore implements SessionStore {
    * A session's record and event log carry its id as a hash tag (`{id}`), so they share a Redis Cluster
    * slot and one script may touch both; a route's index is a key of its own.
    */
-  #key(kind: 's' | 'e' | 'r', name: string): string {
+  #key(kind: 's' | 'e' | 'n' | 'r', name: string): string {
     return kind === 'r' ? `${this.#prefix}r:${name}` : `${this.#prefix}${kind}:{${name}}`
   }
 

@@ -151,6 +151,12 @@ export class StoreUnavailableError extends EdgeError {
   }
 }
 
+/** `store.event_bytes` and `store.event_bytes_total` when not configured (the config's defaults). */
+export const DEFAULT_EVENT_BYTES = 8 * 1024 * 1024
+export const DEFAULT_EVENT_BYTES_TOTAL = 256 * 1024 * 1024
+/** `store.session_bytes_total` when not configured: sessions' own data in a memory store or cluster primary. */
+export const DEFAULT_SESSION_BYTES_TOTAL = 256 * 1024 * 1024
+
 /** Event ids are `<stream>/<seq>`: the stream they belong to is readable from the id alone. */
 export function eventId(stream: string, seq: number): string {
   return `${stream}/${seq}`

@@ -33,7 +33,7 @@ import { classify, resultMessage, type Incoming, type JsonRpcRequest } from '../
 import { isSupportedVersion } from '../wire/versions.ts'
 import { failureRefusal } from './failure-refusal.ts'
 import { accepts, type HttpRoute } from './http-route.ts'
-import { parseMessageText } from './json-text.ts'
+import { parseMessageText, type JsonBounds } from './json-text.ts'
 import { PostExchange } from './post-exchange.ts'
 import { writeError } from './reply-error.ts'
 import { serveSession, wayOf, type Way } from './session-door.ts'
@@ -88,7 +88,7 @@ export interface HotPostOptions {
   /** The route's access phase; undefined on an open route. */
   access?: HotAccess
   bodyLimit: number
-  jsonDepth: number
+  jsonBounds: JsonBounds
   logger: Logger
 }
 
@@ -144,7 +144,7 @@ export class HotPost {
     let way: Way
     let sessionId: string | undefined
     try {
-      const message = parseMessageText(body.toString(), this.#options.jsonDepth)
+      const message = parseMessageText(body.toString(), this.#options.jsonBounds)
       if (typeof message !== 'object' || message === null || Array.isArray(message)) return false
       incoming = classify(message)
       if (incoming.kind !== 'request') return false

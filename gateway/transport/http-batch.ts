@@ -2,7 +2,7 @@
  * A JSON-RPC batch POSTed to a Streamable HTTP route: only for a session that negotiated 2025-03-26
  * (that revision has batches; 2025-06-18 removed them), refused otherwise with MCP_EDGE_BATCH_REFUSED.
  * Each message goes through the same limits and front door as one POSTed alone; the answer is one
- * JSON array of the requests' responses once all have settled (202 when the batch holds none).
+ * JSON array of the requests' responses once all have settled (202 when nothing in it is answered: notifications and responses only).
  * What a request sends before its response (progress, logs, server→client requests) goes to the
  * session's standalone stream: a JSON array cannot carry it.
  *
@@ -36,7 +36,6 @@ export async function serveBatch(http: HttpRoute, request: FastifyRequest, reply
   const max = endpoint.route.limits.batch_size
   if (items.length > max) return replyError(reply, refused(`${items.length} messages are more than limits.batch_size (${max})`))
   const responses: JsonRpcResponse[] = []
-  let requests = 0
   const running: Array<Promise<void>> = []
   for (const item of items) {
     let incoming: Incoming
@@ -46,17 +45,16 @@ export async function serveBatch(http: HttpRoute, request: FastifyRequest, reply
       responses.push(errorMessage(idOf(item), RpcCode.InvalidRequest, (error as McpError).message))
       continue
     }
-    if (incoming.kind === 'request') {
-      requests++
-      if (incoming.message.method === 'initialize') {
-        responses.push(errorMessage(incoming.message.id, RpcCode.InvalidRequest, 'Invalid Request: initialize cannot be part of a batch'))
-        continue
-      }
+    if (incoming.kind === 'request' && incoming.message.method === 'initialize') {
+      responses.push(errorMessage(incoming.message.id, RpcCode.InvalidRequest, 'Invalid Request: initialize cannot be part of a batch'))
+      continue
     }
     running.push(serveItem(http, request, record, incoming, responses))
   }
   await Promise.all(running)
-  const status = requests === 0 || responses.length === 0 ? 202 : 200
+  // 202 only when there is nothing to answer: a malformed member (`[[…]]`, `[1]`) is answered with its
+  // -32600 even in a batch without requests, as JSON-RPC 2.0 answers `[1,2,3]`.
+  const status = responses.length === 0 ? 202 : 200
   log.end(started, 'batch', status, record.id, undefined, record.principal)
   if (status === 202) return reply.code(202).send()
   return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(responses))

@@ -143,7 +143,7 @@ export class MessageSession {
     if (this.#ended) return
     let body: unknown
     try {
-      body = parseMessageText(text, this.#endpoint.route.limits.json_depth)
+      body = parseMessageText(text, this.#endpoint.route.limits)
     } catch (error) {
       const refused = error as UnparsedMessageError
       this.send(errorMessage(refused.id, refused.code, refused.message))

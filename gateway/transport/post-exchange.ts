@@ -70,8 +70,8 @@ export class PostExchange implements RequestSink {
     this.#stream().send(JSON.stringify(message))
   }
 
-  /** `httpStatus` applies while nothing was streamed yet (a stream has already said 200). */
-  respond(message: JsonRpcResponse, httpStatus = 200): void {
+  /** `httpStatus` and `headers` apply while nothing was streamed yet (a stream has already said 200). */
+  respond(message: JsonRpcResponse, httpStatus = 200, headers?: Readonly<Record<string, string>>): void {
     if (this.#state === State.Done) return
     if (this.#state === State.Pending) {
       this.#state = State.Done
@@ -80,7 +80,9 @@ export class PostExchange implements RequestSink {
       // of a ~60 µs tools/call. SSE answers bypass it the same way.
       const body = JSON.stringify(message)
       // Headers as a flat list: Node takes them as they are, without walking an object's keys.
-      this.#raw().writeHead(httpStatus, ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))]).end(body)
+      const head = ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))]
+      if (headers !== undefined) for (const name in headers) head.push(name, headers[name]!)
+      this.#raw().writeHead(httpStatus, head).end(body)
       this.#log(httpStatus)
       return
     }

@@ -7,9 +7,19 @@ import type { FastifyReply } from 'fastify'
 import type { EdgeError } from '../wire/errors.ts'
 import { errorMessage, type RequestId } from '../wire/jsonrpc.ts'
 
+/**
+ * The header that names a refused WebSocket upgrade's reason. A WebSocket API client (a browser, the
+ * SDK's transport over Node's WebSocket) sees only that the handshake failed; a client on `ws` or
+ * any HTTP client reads this (and the body) without parsing JSON.
+ */
+export const UPGRADE_REASON_HEADER = 'mcp-edge-error'
+/** The longest reason the header carries (the body has it whole). */
+const REASON_MAX = 256
+
 /** Sends `error` as the answer; `id` is null when the request's id is unknown. */
 export function replyError(reply: FastifyReply, error: EdgeError, id: RequestId | null = null): FastifyReply {
   if (error.headers !== undefined) reply.headers(error.headers)
+  if ((reply.request as { ws?: boolean }).ws === true) reply.header(UPGRADE_REASON_HEADER, reasonHeader(error))
   return reply.code(error.status).header('content-type', 'application/json').send(JSON.stringify(errorMessage(id, error.rpcCode, error.message, error.data)))
 }
 
@@ -25,4 +35,10 @@ export function writeError(raw: ServerResponse, error: EdgeError, id: RequestId 
 export function answerError(reply: FastifyReply | ServerResponse, error: EdgeError, id: RequestId | null = null): void {
   if ('hijack' in reply) replyError(reply, error, id)
   else writeError(reply, error, id)
+}
+
+/** `CODE: message` as a header value: printable ASCII only (a path may carry anything), at most REASON_MAX characters. */
+function reasonHeader(error: EdgeError): string {
+  const text = `${error.code}: ${error.message}`.replace(/[^\x20-\x7e]/g, '?')
+  return text.length <= REASON_MAX ? text : `${text.slice(0, REASON_MAX - 3)}...`
 }

@@ -38,10 +38,12 @@ export class SendBacklog {
 
 /**
  * Resolves true once `connection` has flushed what it holds, false if it closed first. A replay waits
- * on it between events: a client reading a long replay is given its pace, not cut.
+ * on it between events: a client reading a long replay is given its pace, not cut. Nothing held is
+ * drained whatever `writableNeedDrain` says: on Node 22 a response whose corked writes passed the
+ * high-water mark keeps the flag after `uncork()` flushed them, and no 'drain' ever comes.
  */
 export function drained(connection: ServerResponse): Promise<boolean> {
-  if (!connection.writableNeedDrain) return Promise.resolve(!connection.destroyed)
+  if (!connection.writableNeedDrain || connection.writableLength === 0) return Promise.resolve(!connection.destroyed)
   return new Promise((resolve) => {
     const onDrain = (): void => {
       connection.off('close', onClose)

@@ -94,7 +94,7 @@ export class SseChannel {
   attach(raw: ServerResponse, onDetach?: () => void): void {
     // A client that resumed again: the connection it left is ended, not kept open unwritten.
     const superseded = this.#connection
-    if (superseded !== undefined && superseded !== raw) superseded.end()
+    if (superseded !== undefined && superseded !== raw) this.#end(superseded)
     this.#connection = raw
     this.#onDetach = onDetach
     attached.add(this)
@@ -141,7 +141,7 @@ export class SseChannel {
       // What another worker logs reaches this channel by sendLogged, maybe after the replay sent it.
       this.#horizon = Math.max(parseEventId(afterId)?.seq ?? 0, ...missed.events.map((event) => parseEventId(event.id)?.seq ?? 0))
       if (this.#finished) {
-        raw.end()
+        this.#end(raw)
         this.#drop()
       }
     }).then(() => found)
@@ -168,7 +168,7 @@ export class SseChannel {
       if (this.#connection === undefined && this.#options.resumable && this.streamId !== STANDALONE_STREAM) {
         await relayEnd(this.#options.store, this.#options.sessionId, this.streamId)
       }
-      this.#connection?.end()
+      if (this.#connection !== undefined) this.#end(this.#connection)
       // The 'close' listener skips a connection ended here, so stop the keep-alive timer now.
       this.#drop()
     })
@@ -177,7 +177,7 @@ export class SseChannel {
   /** Closes the connection but not the stream: later events wait in the log for a resuming client. */
   detach(retryMs: number): void {
     void this.#queue(() => {
-      this.#connection?.end(`retry: ${retryMs}\n\n`)
+      if (this.#connection !== undefined) this.#end(this.#connection, `retry: ${retryMs}\n\n`)
       this.#drop()
     })
   }
@@ -257,6 +257,19 @@ export class SseChannel {
       setImmediate(uncork)
     }
     connection.write(chunk)
+  }
+
+  /**
+   * Ends `connection` after everything written on it. Corked bytes are uncorked first: `end()` on a
+   * corked response sends the terminating chunk ahead of them on Node 22 (the client sees the stream
+   * end after the first event and never gets the rest, its result included), and ordering them by
+   * hand is what the other versions do anyway.
+   */
+  #end(connection: ServerResponse, chunk?: string): void {
+    if (this.#corked === connection) this.#uncork?.()
+    while (connection.writableCorked > 0) connection.uncork()
+    if (chunk === undefined) connection.end()
+    else connection.end(chunk)
   }
 
   /**

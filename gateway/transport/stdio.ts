@@ -9,6 +9,7 @@
  *   input ends ─► server→client requests fail at once (no answer can come) ─► requests in flight
  *               settle ─► session deleted ─► done
  *   stop()     ─► session deleted (requests in flight see their signal fire) ─► they settle ─► done
+ *   (done waits, up to OUTPUT_FLUSH_MS, for the output to take every line written: the process exits after it)
  */
 import { openCaller } from '../wire/caller.ts'
 import type { Logger } from 'pino'
@@ -19,6 +20,12 @@ import { errorMessage } from '../wire/jsonrpc.ts'
 import { MessageSession } from './message-session.ts'
 
 const NEWLINE = 0x0a
+/**
+ * The longest `done` waits, once the session is over, for the output to take what was written: a
+ * client reading slowly still gets every answer before the process exits, and one that stopped
+ * reading cannot keep it alive.
+ */
+export const OUTPUT_FLUSH_MS = 10_000
 
 export interface StdioOptions {
   input: Readable
@@ -39,10 +46,28 @@ export interface StdioServer {
 export function serveStdio(endpoint: McpEndpoint, options: StdioOptions): StdioServer {
   const { input, output, maxMessageSize, logger } = options
   let writable = true
+  // Lines written and not yet taken by the output (its callback not called): the exit waits for them.
+  let unflushed = 0
+  let onFlushed: (() => void) | undefined
+  const written = (): void => {
+    if (--unflushed === 0) onFlushed?.()
+  }
+  const flushed = (): Promise<void> => {
+    if (unflushed === 0 || !writable) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, OUTPUT_FLUSH_MS)
+      timer.unref()
+      onFlushed = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
   const session = new MessageSession(endpoint, {
     send: (text) => {
       if (!writable) return false
-      output.write(`${text}\n`)
+      unflushed++
+      output.write(`${text}\n`, written)
       return true
     },
     close: (reason) => stop(reason),
@@ -96,6 +121,7 @@ export function serveStdio(endpoint: McpEndpoint, options: StdioOptions): StdioS
       await session.stopListening('the client closed its input: it can no longer answer')
       await session.settled()
       await session.end()
+      await flushed()
       logger.info('stdio session ended')
       resolveDone()
     })())
@@ -114,6 +140,7 @@ export function serveStdio(endpoint: McpEndpoint, options: StdioOptions): StdioS
     // The client stopped reading (EPIPE): nothing more can reach it.
     if (!writable) return
     writable = false
+    onFlushed?.()
     stop(`output failed: ${error.message}`)
   })
   logger.info('stdio session started')

@@ -21,5 +21,7 @@ export function attachUpstreams(endpoint: McpEndpoint, stdio?: StdioTransports, 
   if (pools instanceof StdioPools) for (const upstream of endpoint.route.upstreams) if (upstream.command !== undefined) pools.pool(upstream)
   const proxy = new ProxyRoute(endpoint, pools, credentials)
   endpoint.extend(proxy, proxyMethods(proxy))
+  // Children start with the gateway (its health watching them), so a slow start is over by the first list.
+  if (pools?.prestart !== undefined) for (const upstream of endpoint.route.upstreams) if (upstream.command !== undefined) pools.prestart(upstream)
   return proxy
 }

@@ -8,6 +8,7 @@
  * headers never reach this layer, so they cannot be forwarded.
  */
 import type { UpstreamConfig } from '../config/types.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { keepAliveAgents, type HttpAgents } from '../client/http-exchange.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
@@ -40,6 +41,14 @@ export interface StdioTransports {
   close(): Promise<void>
   /** Each pool's children and unexpected deaths, by upstream name (the metrics and the admin API read it). */
   status?(): Array<{ upstream: string; children: readonly unknown[]; restarts: number }>
+  /** Tells `listener` when `upstream` becomes available (a child is ready) or unavailable (it crashed, it cannot start). */
+  watch?(upstream: UpstreamConfig, listener: (available: boolean, reason: string | undefined) => void): void
+  /** Starts `upstream`'s children now rather than on first use (the gateway starts). */
+  prestart?(upstream: UpstreamConfig): void
+  /** True when `upstream` takes 2026-07-28 requests as they are (a boolean once known). */
+  speaksStateless?(upstream: UpstreamConfig, timeoutMs: number): boolean | Promise<boolean>
+  /** One 2026-07-28 request to `upstream`, as it came; its answer as the server gave it. */
+  statelessRequest?(upstream: UpstreamConfig, method: string, params: JsonObject, options: { timeoutMs: number; signal?: AbortSignal; onMessage?: (message: JsonRpcMessage) => void }): Promise<JsonObject>
 }
 
 /** Largest message from an HTTP or WebSocket upstream when `max_message_size` is not set. */

@@ -6,8 +6,9 @@
  *   tools/call "docs__search" ─► local tool? ─► no ─► index/name ─► docs "search" ─► result | isError "unavailable"
  *   resources/read uri        ─► local? ─► no ─► listed URI or template match ─► upstream (URI unchanged)
  */
+import { ConsentRequiredError, CredentialError } from './credentials/provider.ts'
 import { openCaller, type Caller } from '../wire/caller.ts'
-import { RpcError } from '../client/errors.ts'
+import { RpcError, TimeoutError } from '../client/errors.ts'
 import { McpError, RpcCode } from '../wire/errors.ts'
 import type { RequestContext } from '../registry/context.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
@@ -21,11 +22,12 @@ import { checkSubscriptionUri } from '../protocol/session-limits.ts'
 import { toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
-import { describeFailure } from './failure.ts'
-import { ConsentRequiredError, CredentialError } from './credentials/provider.ts'
+import { describeFailure, isUnavailability } from './failure.ts'
+import type { UpstreamHealth } from './health.ts'
 import { callUpstreamTask, proxiedExecution, runAsGatewayTask, upstreamTaskSupport } from './upstream-tasks.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
 import { cancellationOf, type ProxyRoute, type Target } from './proxy-route.ts'
+import { isUnknownToolError, isUnknownToolResult, unknownTool } from './unknown-tool.ts'
 
 /** Which server capability a list needs. */
 const CAPABILITY: Readonly<Record<ListKind, 'tools' | 'prompts' | 'resources'>> = {
@@ -107,7 +109,10 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   const unavailable: string[] = []
   const asks = []
   for (const name of cursor === undefined ? proxy.names : Object.keys(cursor.u)) {
-    if (proxy.isDown(name)) {
+    const health = proxy.health.get(name)!
+    // An upstream still starting (not available yet since the gateway started) is waited for, within its start_wait.
+    const startingMs = health.startingMs()
+    if (health.state === 'down' && startingMs === 0) {
       unavailable.push(name)
       continue
     }
@@ -119,7 +124,9 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     // A stateless request's envelope (`_meta`) goes along: a stateless upstream needs it.
     const upstreamParams: JsonObject = meta === undefined ? {} : { _meta: meta }
     if (upstreamCursor !== undefined) upstreamParams.cursor = upstreamCursor
-    asks.push({ name, deadlineMs, page: () => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs: deadlineMs, who }) })
+    const ask = (timeoutMs: number): Promise<JsonObject> => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs, who })
+    if (startingMs === 0) asks.push({ name, deadlineMs, page: () => ask(deadlineMs) })
+    else asks.push({ name, deadlineMs: startingMs + deadlineMs, page: () => askStarting(health, deadlineMs, ask) })
   }
   const seen = new Set(items.map((item) => String(item.name ?? item.uri ?? item.uriTemplate)))
   for (const page of await fanOut(asks, kind)) {
@@ -147,6 +154,24 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   if (next.l !== undefined || Object.keys(next.u).length > 0) result.nextCursor = encodeCursor(next)
   if (unavailable.length > 0) result._meta = { [META_UNAVAILABLE]: unavailable }
   return result
+}
+
+/**
+ * One list page of an upstream that has not been available yet since the gateway started: asked
+ * with the rest of its start wait to answer (a child still installing); when it cannot be reached,
+ * the page waits for it to come up (its probe, or its pool, says so) within that wait, then asks.
+ */
+async function askStarting(health: UpstreamHealth, deadlineMs: number, ask: (timeoutMs: number) => Promise<JsonObject>): Promise<JsonObject> {
+  if (health.state !== 'down') {
+    try {
+      return await ask(Math.max(deadlineMs, health.startingMs()))
+    } catch (error) {
+      if (!isUnavailability(error) || health.startingMs() === 0) throw error
+    }
+  }
+  const waitMs = health.startingMs()
+  if (!(await health.whenAvailable(waitMs))) throw new TimeoutError(`${health.name} did not become available within its start wait`, waitMs)
+  return ask(deadlineMs)
 }
 
 /** An upstream's item under its exposed name (tools and prompts), or undefined when the filters hide it. */
@@ -201,7 +226,7 @@ function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params
   const known = proxy.resolveName('tool', name)
   if (known !== undefined) return callTarget(proxy, record, known, params, ctx)
   return resolve(proxy, record, 'tool', name, params, ctx.caller).then((target) => {
-    if (target === undefined) throw new McpError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
+    if (target === undefined) throw unknownTool(name)
     return callTarget(proxy, record, target, params, ctx)
   })
 }
@@ -223,12 +248,14 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
     delete sent.task
   }
   const extra = target.paramHeaders === undefined ? NO_EXTRA : { paramHeaders: paramHeaderValues(target, params.arguments) }
+  let result: JsonObject
   try {
     if (target.taskRequired === true) return await callUpstreamTask(proxy, record, target.upstream, sent, ctx, extra)
-    return await proxy.forward(record, target.upstream, 'tools/call', sent, ctx, extra)
+    result = await proxy.forward(record, target.upstream, 'tools/call', sent, ctx, extra)
   } catch (error) {
     // The gateway's own refusal on the way (a bound such as max_input_rounds) is the client's error as
     // it stands: the upstream answered, so calling it unavailable would be wrong.
+    if (error instanceof RpcError && isUnknownToolError(error.code, error.message, target.name)) throw unknownTool(String(params.name))
     if (error instanceof McpError) throw error
     if (error instanceof RpcError || cancellationOf(ctx).aborted) throw proxy.asClientError(target.upstream, error)
     // Consent is asked through the protocol (a URL elicitation error); a credential that failed is this call's result.
@@ -236,6 +263,9 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
     if (error instanceof CredentialError) return { content: [{ type: 'text', text: error.message }], isError: true }
     return unavailableResult(target.upstream, describeFailure(error))
   }
+  // An SDK-built upstream says "no such tool" as a tool result: the client gets the spec's -32602 (unknown-tool.ts).
+  if (result.isError === true && isUnknownToolResult(result, target.name)) throw unknownTool(String(params.name))
+  return result
 }
 
 const NO_EXTRA = Object.freeze({})

@@ -37,7 +37,7 @@ import { UpstreamHealth, type HealthReport } from './health.ts'
 import { Naming, type Origin } from './names.ts'
 import { installRelay, relayToRequest } from './relay.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
-import { UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
+import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 import { CredentialContext } from './credentials/context.ts'
 import { createProvider } from './credentials/create-provider.ts'
 import { ConsentRequiredError, CredentialError, type CredentialProvider } from './credentials/provider.ts'
@@ -51,6 +51,8 @@ const PROBE = '\0probe'
 const PROBE_CLIENT = { name: 'mcp-edge-health', version: '0.1.0' }
 /** Milliseconds between sweeps of idle links. */
 const SWEEP_MS = 30_000
+/** Availability changes this close together make one set of list_changed notifications. */
+const LIST_CHANGED_COALESCE_MS = 100
 
 /** Where a downstream request goes: an upstream, with the name it has there. */
 export type Target = Origin
@@ -92,21 +94,30 @@ export class ProxyRoute implements LinkHost {
   /** Exposed tool and prompt names learnt from lists (hashed names need them). */
   readonly toolIndex = new Map<string, Origin>()
   readonly promptIndex = new Map<string, Origin>()
-  /** Resource URI → upstream, and per upstream its templates, learnt from lists. */
+  /**
+   * Resource URI → upstream, and per upstream its templates, learnt from lists. A URI two upstreams
+   * list belongs to the first in config order, as the aggregated list shows it (one rule for lists,
+   * reads and subscriptions).
+   */
   readonly resourceIndex = new Map<string, string>()
   readonly templateIndex = new Map<string, Map<string, UriTemplate>>()
   readonly #links = new Map<string, UpstreamLink>()
+  /** Each upstream's place in the route's config. */
+  readonly #order: ReadonlyMap<string, number>
   /** Each upstream's credential provider. */
   readonly #credentials = new Map<string, CredentialProvider>()
   /** The upstreams whose calls may need the caller's consent (per-user OAuth). */
   readonly #consents = new Set<string>()
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
+  /** stdio upstreams' 2026-07-28 channels, by name. */
+  readonly #stdioChannels = new Map<string, Pick<StatelessUpstream, 'request'>>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
   readonly crossEra: CrossEra
   readonly #logger: Logger
   readonly #sweeper: NodeJS.Timeout
   readonly #idleMs: number
+  #listChangedTimer: NodeJS.Timeout | undefined
 
   /** Throws MCP_EDGE_CONFIG_INVALID when an upstream's `auth:` cannot be set up (a key file unreadable, …). */
   constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined, credentials: CredentialContext = new CredentialContext(endpoint.logger)) {
@@ -116,6 +127,7 @@ export class ProxyRoute implements LinkHost {
     this.#logger = endpoint.logger
     this.upstreams = new Map(this.route.upstreams.map((upstream) => [upstream.name, upstream]))
     this.names = new Set(this.upstreams.keys())
+    this.#order = new Map([...this.names].map((name, index) => [name, index]))
     this.naming = new Naming(this.route, [...this.names])
     this.#idleMs = this.route.longest_standby * 1000
     for (const upstream of this.route.upstreams) {
@@ -136,9 +148,12 @@ export class ProxyRoute implements LinkHost {
     for (const upstream of this.route.upstreams) {
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
       if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream, this.credentials(upstream)))
-      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure)
+      const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
+      health.onAvailability(() => this.#availabilityChanged())
       health.start()
+      // A stdio upstream's health is its pool's word: a child ready, or the last one lost (it restarts itself).
+      if (upstream.url === undefined) stdio?.watch?.(upstream, (available, reason) => (available ? health.ok() : health.failed(reason ?? 'unavailable')))
     }
     this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS)
     this.#sweeper.unref()
@@ -219,7 +234,6 @@ export class ProxyRoute implements LinkHost {
     const upstream = this.upstreams.get(name)!
     const timeoutMs = extra.timeoutMs ?? this.timeoutMs(upstream)
     const health = this.health.get(name)!
-    const who = ctx?.caller ?? extra.who
     const call = callRecordOf(ctx)
     // A list fans out to every upstream: only a call that goes to one names it.
     if (call !== undefined && !method.endsWith('/list')) call.upstream = name
@@ -229,6 +243,7 @@ export class ProxyRoute implements LinkHost {
       hop = startHopSpan(call?.span, method, name, params)
       params = withTraceparent(params, hop)
     }
+    const who = ctx?.caller ?? extra.who
     try {
       const stateless = this.#stateless.get(name)
       // Known after the first discover: a session's request waits for no promise here.
@@ -237,9 +252,11 @@ export class ProxyRoute implements LinkHost {
       let result: JsonObject
       if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs, who))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
+      } else if (record.id === '' && upstream.url === undefined && (await this.stdio?.speaksStateless?.(upstream, timeoutMs)) === true) {
+        // A stdio child that speaks 2026-07-28 takes the request as it came (stdio-pool-modern.ts).
+        result = await this.#statelessRequest(this.#stdioStateless(upstream), name, method, params, ctx, timeoutMs, extra)
       } else if (only && stateless !== undefined) {
-        // A session client, an upstream of 2026-07-28 only: its input-required rounds are asked on the session.
-        result = await statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders, who)
+        result = await this.#sessionOnModern(stateless, record, upstream, method, params, ctx, timeoutMs, extra)
       } else if (parkable(record, method, ctx)) {
         // A per-user credential is had before the call is parked: a consent is this round's answer, not the parked call's.
         const provider = this.#credentials.get(name)!
@@ -261,6 +278,8 @@ export class ProxyRoute implements LinkHost {
       if (hop !== undefined) endHopSpan(hop, failed)
       return result
     } catch (error) {
+      // A stdio call's failure is that call's: a slow one timed out, a crash is the pool's to report (and restart).
+      if (upstream.url === undefined) throw error
       if (isUnavailability(error) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
       else if (error instanceof RpcError) health.ok()
       const kind = upstreamErrorKind(error)
@@ -271,16 +290,49 @@ export class ProxyRoute implements LinkHost {
   }
 
   /**
+   * A session client's request to an upstream whose discover lists 2026-07-28 alone: on a session of
+   * the client's own era when the upstream accepts that initialize (so its elicitation, sampling,
+   * roots and list_changed reach the client as on any session); once it refuses one, stateless on
+   * this worker from then on, its input-required rounds asked on the client's session.
+   */
+  async #sessionOnModern(stateless: StatelessUpstream, record: SessionRecord, upstream: UpstreamConfig, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+    const who = ctx?.caller ?? extra.who
+    if (!stateless.sessionsRefused) {
+      try {
+        const link = this.link(record, upstream)
+        if (who !== undefined) link.who = who
+        return await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
+      } catch (error) {
+        if (!initializeRefused(error)) throw error
+        stateless.sessionsRefused = true
+        this.#logger.info({ upstream: upstream.name }, 'upstream refused a 2025-era session; session clients go up stateless')
+      }
+    }
+    return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders, who)
+  }
+
+  /**
    * A stateless round trip. The upstream's requestState rides inside this gateway's own (the client
    * retries with ours, which the dispatcher verifies), and is put back in place for the upstream.
    */
-  async #statelessRequest(stateless: StatelessUpstream, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+  async #statelessRequest(stateless: Pick<StatelessUpstream, 'request'>, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
     const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
     const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
     const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
     const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller ?? extra.who })
     if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
     return result
+  }
+
+  /** A stdio upstream's 2026-07-28 requests, in the shape of an HTTP one's (made once per upstream). */
+  #stdioStateless(upstream: UpstreamConfig): Pick<StatelessUpstream, 'request'> {
+    let channel = this.#stdioChannels.get(upstream.name)
+    if (channel === undefined) {
+      const stdio = this.stdio!
+      channel = { request: (method, params, options) => stdio.statelessRequest!(upstream, method, params, options) }
+      this.#stdioChannels.set(upstream.name, channel)
+    }
+    return channel
   }
 
   #options(ctx: RequestContext | undefined, timeoutMs: number): RequestOptions {
@@ -311,9 +363,13 @@ export class ProxyRoute implements LinkHost {
     return new McpError(RpcCode.InternalError, `Upstream "${name}" is unavailable: ${describeFailure(error)}`, { upstream: name })
   }
 
-  /** True when the upstream is known to be down on this worker (calls answer at once instead of waiting). */
+  /**
+   * True when the upstream is known to be down on this worker (calls answer at once instead of
+   * waiting). Never for a stdio upstream: its pool restarts a lost child and a call waits for a
+   * restart due soon, or is refused by the pool at once.
+   */
   isDown(name: string): boolean {
-    return this.health.get(name)?.state === 'down'
+    return this.health.get(name)?.state === 'down' && this.upstreams.get(name)?.url !== undefined
   }
 
   // ---- names and URIs ------------------------------------------------------------------------
@@ -323,11 +379,13 @@ export class ProxyRoute implements LinkHost {
     return (kind === 'tool' ? this.toolIndex : this.promptIndex).get(exposed) ?? this.naming.parse(exposed, kind)
   }
 
-  /** The upstream serving `uri`: a listed resource, else the first listed template that matches. */
+  /** The upstream serving `uri`: the first (config order) that lists it, else the first whose template matches. */
   resolveUri(uri: string): string | undefined {
     const listed = this.resourceIndex.get(uri)
     if (listed !== undefined) return listed
-    for (const [name, templates] of this.templateIndex) {
+    for (const name of this.names) {
+      const templates = this.templateIndex.get(name)
+      if (templates === undefined) continue
       for (const template of templates.values()) if (template.match(uri) !== undefined) return name
     }
     if (this.upstreams.size === 1) return this.upstreams.keys().next().value
@@ -336,14 +394,17 @@ export class ProxyRoute implements LinkHost {
 
   /** The upstream that listed the resource template `uriTemplate`. */
   resolveTemplate(uriTemplate: string): string | undefined {
-    for (const [name, templates] of this.templateIndex) if (templates.has(uriTemplate)) return name
+    for (const name of this.names) if (this.templateIndex.get(name)?.has(uriTemplate) === true) return name
     return this.upstreams.size === 1 ? this.upstreams.keys().next().value : undefined
   }
 
   /** Learns one upstream's list page: names and URIs map back to it from now on. */
   learn(kind: ListKind, name: string, items: readonly JsonObject[]): void {
     for (const item of items) {
-      if (kind === 'resources' && typeof item.uri === 'string') this.resourceIndex.set(item.uri, name)
+      if (kind === 'resources' && typeof item.uri === 'string') {
+        const holder = this.resourceIndex.get(item.uri)
+        if (holder === undefined || this.#order.get(name)! < this.#order.get(holder)!) this.resourceIndex.set(item.uri, name)
+      }
       if (kind === 'resourceTemplates' && typeof item.uriTemplate === 'string') {
         let templates = this.templateIndex.get(name)
         if (templates === undefined) this.templateIndex.set(name, (templates = new Map()))
@@ -395,8 +456,22 @@ export class ProxyRoute implements LinkHost {
     return Object.fromEntries([...this.health].map(([name, health]) => [name, health.report()]))
   }
 
+  /**
+   * An upstream became available or went away: the route's sessions (on every worker) hear that
+   * its lists changed, once for changes close together.
+   */
+  #availabilityChanged(): void {
+    if (this.#listChangedTimer !== undefined) return
+    this.#listChangedTimer = setTimeout(() => {
+      this.#listChangedTimer = undefined
+      for (const list of ['tools', 'prompts', 'resources'] as const) this.endpoint.listChanged(list)
+    }, LIST_CHANGED_COALESCE_MS)
+    this.#listChangedTimer.unref()
+  }
+
   close(): void {
     clearInterval(this.#sweeper)
+    clearTimeout(this.#listChangedTimer)
     this.crossEra.close()
     for (const health of this.health.values()) health.stop()
     for (const link of this.#links.values()) link.close()

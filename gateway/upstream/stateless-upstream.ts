@@ -49,6 +49,12 @@ export class StatelessUpstream {
   #known: boolean | undefined
   #askedAt = 0
   #seq = 0
+  /**
+   * The upstream refused a 2025-era initialize. Until then a session client gets a session of its
+   * own era even from an upstream whose discover lists 2026-07-28 alone (the Python SDK's v2 servers
+   * list only that, yet accept a 2025-11-25 initialize).
+   */
+  sessionsRefused = false
 
   constructor(upstream: UpstreamConfig, credentials: CredentialProvider) {
     this.#upstream = upstream

@@ -10,7 +10,10 @@
  *   progress    the child's token is its request id: progress(token 7) ─► A with A's own token
  *   cancel      A cancels 1 ─► notifications/cancelled for 7 (never for B's request)
  *   broadcast   list_changed, log messages ─► every session; resources/updated ─► its subscribers
- *   child→client sampling/elicitation/roots ─► the one session with a request in flight, else an error
+ *   child→client sampling/elicitation ─► the session whose call caused it: named by the request's
+ *                _meta (relatedRequestId, a progress token of ours), else the one session with a call
+ *                in flight that may ask (stdio-pool-asks.ts keeps it at one), else it waits until
+ *                only one is left; roots/list of a shared child ─► the upstream's configured roots
  *
  * The child is initialized once, by the multiplexer; every session's initialize is answered from
  * that handshake. It is pinged (a child that stops answering is replaced) and stopped when idle.
@@ -18,31 +21,15 @@
 import type { Logger } from 'pino'
 import { RpcCode } from '../wire/errors.ts'
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from '../wire/jsonrpc.ts'
-import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
-import { ChildRequests, missingCapability } from './stdio-pool-inbound.ts'
+import { AskGate } from './stdio-pool-asks.ts'
+import { ChildRequestRouter } from './stdio-pool-attribution.ts'
+import { ChildRequests } from './stdio-pool-inbound.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
+import { DISCOVER, DISCOVER_PARAMS, NotModernError, onlyRequest, type PoolSession } from './stdio-pool-session.ts'
 
-
-/** What the multiplexer needs of a session (the pool's per-session transport). */
-export interface PoolSession {
-  /**
-   * The capabilities the session's client declared in its initialize; a server→client request needs
-   * the matching one. Undefined when the session never sent initialize (a client resuming a session
-   * kept as data): its client answers for itself.
-   */
-  readonly capabilities: ClientCapabilities | undefined
-  /** Requests of this session in flight: the session's id → the child's id. */
-  readonly inFlight: Map<RequestId, number>
-  /**
-   * A message for the session's client; `relatedId` is the session's request it belongs to, when
-   * that can be told (a progress notification; a request or log line while that request is the
-   * only one in flight), like the stream of a POST tells it over HTTP.
-   */
-  deliver(message: JsonRpcMessage, relatedId?: RequestId): void
-  /** The child is gone; the session's requests in flight fail and its next request takes another child. */
-  childGone(child: PoolChild, reason: string): void
-}
+export type { PoolSession } from './stdio-pool-session.ts'
 
 interface Outbound {
   session: PoolSession | undefined
@@ -54,7 +41,16 @@ interface Outbound {
   subscribe?: string
   /** The multiplexer's own requests (initialize, ping, unsubscribe). */
   internal?: (message: Record<string, unknown>) => void
+  /** A call that may make the child ask the client: its key (method and name), see stdio-pool-asks.ts. */
+  ask?: string
+  /** Under the one-session rule (not known quiet). */
+  gated?: boolean
+  /** The child asked the session's client while this call was in flight. */
+  asked?: boolean
 }
+
+/** Calls that may make a child ask its client (a tool, a prompt, a read run server code). */
+const MAY_ASK = new Set(['tools/call', 'prompts/get', 'resources/read'])
 
 const noop = (): void => undefined
 
@@ -65,12 +61,17 @@ export class PoolChild {
   readonly sessions = new Set<PoolSession>()
   state: 'starting' | 'ready' | 'gone' = 'starting'
   pid: number | undefined
+  /** Sessions placed on another (ready) child while this one starts: the pool counts them as this one's. */
+  promised = 0
   /** When the handshake completed (for the restart backoff's reset). */
   readySince = 0
   /** The child answered its idle timeout with nothing to do; the pool stops it or keeps it. */
   onidle?: (child: PoolChild) => void
-  /** The child is gone; `unexpected` when it crashed, hung or failed to start (not when it was stopped). */
-  ondeath?: (child: PoolChild, reason: string, unexpected: boolean) => void
+  /**
+   * The child is gone; `unexpected` when it crashed, hung or failed to start (not when it was
+   * stopped); `served` is how many sessions it had then.
+   */
+  ondeath?: (child: PoolChild, reason: string, unexpected: boolean, served: number) => void
 
   readonly #config: StdioUpstreamConfig
   readonly #log: Logger
@@ -85,15 +86,38 @@ export class PoolChild {
   /** The child's requests to sessions' clients, awaiting their answers. */
   readonly #inbound = new ChildRequests<PoolSession>()
   readonly #subscriptions = new Map<string, Set<PoolSession>>()
+  /** Calls that may ask run one session at a time: unset in `session` isolation (one session per child). */
+  readonly #asks: AskGate<PoolSession> | undefined
+  readonly #router: ChildRequestRouter
   #lastActivity = Date.now()
   #idleTimer: NodeJS.Timeout | undefined
   #pingTimer: NodeJS.Timeout | undefined
   #pinging = false
 
-  constructor(config: StdioUpstreamConfig, handshake: JsonObject, log: Logger, graceMs: number) {
+  /** Serves 2026-07-28 requests (started with a discover, never initialized). */
+  readonly modern: boolean
+
+  constructor(config: StdioUpstreamConfig, handshake: JsonObject | typeof DISCOVER, log: Logger, graceMs: number) {
+    this.modern = handshake === DISCOVER
     this.#config = config
     this.#log = log
     this.#graceMs = graceMs
+    this.#asks = config.isolation === 'session' ? undefined : new AskGate()
+    const pidOf = (): number | undefined => this.pid
+    this.#router = new ChildRequestRouter({
+      sessions: this.sessions,
+      busy: this.#busy,
+      asks: this.#asks,
+      roots: config.roots,
+      log,
+      get pid() {
+        return pidOf()
+      },
+      sessionOf: (childId) => this.#outbound.get(childId)?.session,
+      markAsked: (session) => this.#markAsked(session),
+      ask: (session, request, params) => this.#ask(session, request, params),
+      send: (message) => this.#send(message),
+    })
     this.ready = this.#boot(handshake)
     this.ready.catch(() => undefined)
   }
@@ -107,9 +131,17 @@ export class PoolChild {
     this.sessions.add(session)
   }
 
+  /** True when the session has nothing under way here (requests, queued calls, the child's requests, subscriptions): it may move. */
+  holdsNothingOf(session: PoolSession): boolean {
+    if (session.inFlight.size > 0 || this.#asks?.holds(session) === true || this.#inbound.has(session)) return false
+    for (const subscribers of this.#subscriptions.values()) if (subscribers.has(session)) return false
+    return true
+  }
+
   /** The session leaves: its requests in flight are cancelled at the child, its subscriptions dropped. */
   detach(session: PoolSession): void {
     if (!this.sessions.delete(session)) return
+    this.#asks?.leave(session)
     for (const childId of session.inFlight.values()) {
       this.#settle(childId)
       this.#send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: childId, reason: 'the session closed' } })
@@ -124,19 +156,45 @@ export class PoolChild {
     }
   }
 
-  /** Sends a session's request to the child under a fresh id (and a fresh progress token); rejects when the child cannot take it. */
+  /**
+   * Sends a session's request to the child under a fresh id (and a fresh progress token); rejects when
+   * the child cannot take it. A call that may ask waits while another session has one in flight.
+   */
   forward(session: PoolSession, message: JsonRpcRequest): Promise<void> {
+    if (session.canBeAsked && this.#asks !== undefined && MAY_ASK.has(message.method)) {
+      const key = message.method === 'resources/read' ? message.method : `${message.method}\0${String(message.params?.name)}`
+      if (!this.#asks.mayAsk(key)) return this.#dispatch(session, message, key, false)
+      if (this.#asks.open(session)) return this.#dispatch(session, message, key, true)
+      return new Promise((resolve, reject) => {
+        this.#asks!.hold({
+          session,
+          id: message.id,
+          go: () => this.#dispatch(session, message, key, true).then(resolve, reject),
+          drop: (error) => (error === undefined ? resolve() : reject(error)),
+        })
+      })
+    }
+    return this.#dispatch(session, message, undefined, false)
+  }
+
+  #dispatch(session: PoolSession, message: JsonRpcRequest, ask: string | undefined, gated: boolean): Promise<void> {
     let params = message.params
     if (message.method === 'resources/unsubscribe' && this.#unsubscribeLocally(session, String(params?.uri))) {
       queueMicrotask(() => session.deliver({ jsonrpc: '2.0', id: message.id, result: {} }))
       return Promise.resolve()
     }
+    if (this.state === 'gone') return Promise.reject(new Error('the child is not running'))
     const childId = ++this.#nextId
     const meta = params?._meta as JsonObject | undefined
     const token = meta?.progressToken
     if (token !== undefined) params = { ...params, _meta: { ...meta, progressToken: childId } }
     const outbound: Outbound = { session, id: message.id, token }
     if (message.method === 'resources/subscribe' && typeof params?.uri === 'string') outbound.subscribe = params.uri
+    if (ask !== undefined) {
+      outbound.ask = ask
+      outbound.gated = gated
+      if (gated) this.#asks!.started(session)
+    }
     this.#outbound.set(childId, outbound)
     session.inFlight.set(message.id, childId)
     this.#busy.add(session)
@@ -152,9 +210,16 @@ export class PoolChild {
   /** A session's notification: a cancellation is rewritten to the child's id (or dropped when nothing matches). */
   notify(session: PoolSession, message: JsonRpcNotification): Promise<void> {
     this.#lastActivity = Date.now()
-    if (message.method !== 'notifications/cancelled') return this.#write(message)
+    if (message.method !== 'notifications/cancelled') {
+      // A shared child's roots are the upstream's, not a session's: its roots changing is no news to the child.
+      if (message.method === 'notifications/roots/list_changed' && this.#asks !== undefined) return Promise.resolve()
+      return this.#write(message)
+    }
     const childId = session.inFlight.get(message.params?.requestId as RequestId)
-    if (childId === undefined) return Promise.resolve()
+    if (childId === undefined) {
+      this.#asks?.cancel(session, message.params?.requestId)
+      return Promise.resolve()
+    }
     this.#settle(childId)
     return this.#write({ jsonrpc: '2.0', method: message.method, params: { ...message.params, requestId: childId } })
   }
@@ -180,7 +245,7 @@ export class PoolChild {
     this.#armIdle(this.#config.pool.idle_timeout * 1000)
   }
 
-  async #boot(handshake: JsonObject): Promise<JsonObject> {
+  async #boot(handshake: JsonObject | typeof DISCOVER): Promise<JsonObject> {
     const { command, env, cwd, max_message_size: maxMessageSize, pool } = this.#config
     try {
       const child = await StdioChildProcess.start({ command, env, cwd, maxMessageSize, log: this.#log })
@@ -192,9 +257,17 @@ export class PoolChild {
         this.#stopped = child.stop(this.#graceMs)
         throw new Error('stopped while starting')
       }
-      const result = await this.#request('initialize', handshake, pool.start_timeout * 1000)
-      if (typeof result.protocolVersion !== 'string') throw new Error('its initialize result has no protocolVersion')
-      await this.#write({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      let result: JsonObject
+      if (handshake === DISCOVER) {
+        result = await this.#request('server/discover', DISCOVER_PARAMS, pool.start_timeout * 1000, true)
+        const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : []
+        if (!versions.includes('2026-07-28')) throw new NotModernError('its server/discover does not list 2026-07-28')
+        result = { ...result, protocolVersion: '2026-07-28' }
+      } else {
+        result = await this.#request('initialize', handshake, pool.start_timeout * 1000)
+        if (typeof result.protocolVersion !== 'string') throw new Error('its initialize result has no protocolVersion')
+        await this.#write({ jsonrpc: '2.0', method: 'notifications/initialized' })
+      }
       this.state = 'ready'
       this.readySince = Date.now()
       this.#log.info({ childPid: this.pid, protocolVersion: result.protocolVersion }, 'stdio upstream child ready')
@@ -202,6 +275,10 @@ export class PoolChild {
       if (pool.ping_interval > 0) this.#pingTimer = setInterval(() => this.#ping(), pool.ping_interval * 1000).unref()
       return result
     } catch (error) {
+      if (error instanceof NotModernError) {
+        this.#die(error.message, false)
+        throw error
+      }
       const reason = `could not start: ${(error as Error).message}`
       this.#die(reason, true)
       throw new Error(reason)
@@ -214,7 +291,7 @@ export class PoolChild {
     if (typeof message.method === 'string') {
       const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>
       if (!('id' in message)) return this.#notification(message.method, params, message as unknown as JsonRpcNotification)
-      if (typeof message.id === 'string' || typeof message.id === 'number') return this.#childRequest(message as unknown as JsonRpcRequest, params)
+      if (typeof message.id === 'string' || typeof message.id === 'number') return this.#router.route(message as unknown as JsonRpcRequest, params)
       return this.#junk('a request with an invalid id', raw)
     }
     if ('result' in message || 'error' in message) return this.#response(message)
@@ -227,7 +304,7 @@ export class PoolChild {
     if (outbound === undefined) return this.#junk('an answer to an unknown id', message)
     if (outbound.internal !== undefined) return outbound.internal(message)
     this.#lastActivity = Date.now()
-    this.#settle(childId as number)
+    this.#settle(childId as number, true)
     const session = outbound.session!
     if (outbound.subscribe !== undefined && 'result' in message) {
       let subscribers = this.#subscriptions.get(outbound.subscribe)
@@ -269,24 +346,21 @@ export class PoolChild {
     }
   }
 
-  #childRequest(request: JsonRpcRequest, params: Record<string, unknown>): void {
-    if (request.method === 'ping') return this.#send({ jsonrpc: '2.0', id: request.id, result: {} })
-    // Only a request in flight can have caused this one; with several, any choice could be the wrong client.
-    const [session, other] = this.#busy
-    let refusal: string | undefined
-    if (session === undefined) refusal = `${request.method} arrived while no session had a request in flight`
-    else if (other !== undefined) refusal = `${request.method} arrived while ${this.#busy.size} sessions had requests in flight, so it cannot be told whose it is; isolation: session gives each session its own child`
-    else {
-      const missing = missingCapability(request.method, session.capabilities)
-      if (missing !== undefined) return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.MethodNotFound, message: `The client did not declare the ${missing} capability` } })
+  /** The session's calls in flight may have asked: none of their keys is learnt quiet. */
+  #markAsked(session: PoolSession): void {
+    for (const childId of session.inFlight.values()) {
+      const outbound = this.#outbound.get(childId)
+      if (outbound?.ask === undefined) continue
+      outbound.asked = true
+      this.#asks?.asks(outbound.ask)
     }
-    if (refusal !== undefined) {
-      this.#log.warn({ childPid: this.pid, method: request.method }, 'stdio upstream request refused: ambiguous on a shared child')
-      return this.#send({ jsonrpc: '2.0', id: request.id, error: { code: RpcCode.InternalError, message: `mcp-edge: ${refusal}` } })
-    }
+  }
+
+  /** The child's request, to `session`'s client under an id of the multiplexer's own. */
+  #ask(session: PoolSession, request: JsonRpcRequest, params: Record<string, unknown>): void {
     const elicitationId = request.method === 'elicitation/create' && typeof params.elicitationId === 'string' ? params.elicitationId : undefined
-    const inboundId = this.#inbound.open(session!, request.id, elicitationId)
-    session!.deliver({ ...request, id: inboundId }, onlyRequest(session!))
+    const inboundId = this.#inbound.open(session, request.id, elicitationId)
+    session.deliver({ ...request, id: inboundId }, onlyRequest(session))
   }
 
   #unsubscribeLocally(session: PoolSession, uri: string): boolean {
@@ -327,7 +401,8 @@ export class PoolChild {
     this.#pinging = true
     const timeout = this.#config.pool.ping_timeout
     // Any answer proves the child alive, an error too (a server without ping still reads and writes).
-    this.#request('ping', undefined, timeout * 1000, true).then(
+    const [method, params] = this.modern ? ['server/discover', DISCOVER_PARAMS] : ['ping', undefined]
+    this.#request(method, params, timeout * 1000, true).then(
       () => (this.#pinging = false),
       () => this.#die(`did not answer a ping within ${timeout} s`, true),
     )
@@ -348,7 +423,8 @@ export class PoolChild {
     this.#write(message).catch(() => undefined)
   }
 
-  #settle(childId: number): void {
+  /** A call is over: `answered` when the child answered it (so a quiet call teaches its key). */
+  #settle(childId: number, answered = false): void {
     const outbound = this.#outbound.get(childId)
     if (outbound?.session === undefined) return
     this.#outbound.delete(childId)
@@ -356,6 +432,8 @@ export class PoolChild {
     session.inFlight.delete(outbound.id)
     if (session.inFlight.size === 0) this.#busy.delete(session)
     this.#requestsInFlight--
+    if (outbound.gated === true) this.#asks!.finished(session, answered && outbound.asked !== true ? outbound.ask : undefined)
+    if (this.#router.waiting !== 0) this.#router.callsEnded()
   }
 
   #armIdle(ms: number): void {
@@ -384,6 +462,8 @@ export class PoolChild {
     this.#outbound.clear()
     this.#busy.clear()
     this.#requestsInFlight = 0
+    this.#router.clear()
+    this.#asks?.drain(new Error(`the child ${reason}`))
     for (const outbound of internal) outbound.internal!({ error: { message: reason }, gone: true })
     for (const [session, inboundId] of this.#inbound.drain()) {
       session.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inboundId, reason: `the upstream ${reason}` } })
@@ -393,12 +473,6 @@ export class PoolChild {
     this.sessions.clear()
     for (const session of sessions) session.childGone(this, reason)
     if (this.#process !== undefined && this.#stopped === undefined) this.#stopped = this.#process.stop(this.#graceMs)
-    this.ondeath?.(this, reason, unexpected)
+    this.ondeath?.(this, reason, unexpected, sessions.length)
   }
-}
-
-/** The session's one request in flight, if it has exactly one: what a message of the child's then belongs to. */
-function onlyRequest(session: PoolSession): RequestId | undefined {
-  if (session.inFlight.size !== 1) return undefined
-  return session.inFlight.keys().next().value
 }

@@ -4,6 +4,7 @@
  * paths resolved against the config file's folder, every limit filled with its default.
  */
 import { isAbsolute, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 /**
  * Who shares a child: `shared` (every session of the route, spread over up to `pool.max`
@@ -40,6 +41,11 @@ export interface StdioUpstreamConfig {
   pool: StdioPoolLimits
   /** Largest line the child may write to stdout, in bytes; a longer one is dropped and logged. */
   max_message_size: number
+  /**
+   * The roots a `shared` or `principal` child is told (its roots/list is answered with these, never
+   * with a user's); undefined: such a child is told of no roots capability at all.
+   */
+  roots?: Array<{ uri: string; name?: string }>
 }
 
 /** The upstream as written in the config (after `${VAR}` interpolation). */
@@ -51,6 +57,8 @@ export interface StdioUpstreamInput {
   isolation?: StdioIsolation
   pool?: Partial<StdioPoolLimits>
   max_message_size?: number
+  /** Folders (or `file://` URIs) a shared child's roots/list is answered with; relative paths from `cwd`. */
+  roots?: string[]
 }
 
 /** Defaults of `pool`; `max` depends on the isolation. */
@@ -103,6 +111,7 @@ export const STDIO_UPSTREAM_SCHEMA = {
       },
     },
     max_message_size: { type: 'integer', minimum: 1024 },
+    roots: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1 } },
   },
 } as const
 
@@ -135,7 +144,16 @@ export function resolveStdioUpstream(input: StdioUpstreamInput, baseDir: string)
     if (value !== undefined) env[name] = value
   }
   Object.assign(env, input.env)
-  return { name: input.name, command: argv, env, cwd, isolation, pool, max_message_size: input.max_message_size ?? STDIO_POOL_DEFAULTS.max_message_size }
+  const config: StdioUpstreamConfig = { name: input.name, command: argv, env, cwd, isolation, pool, max_message_size: input.max_message_size ?? STDIO_POOL_DEFAULTS.max_message_size }
+  if (input.roots !== undefined) config.roots = input.roots.map((root) => rootOf(root, cwd))
+  return config
+}
+
+/** A configured root as roots/list gives it: `file://` URIs as they are, a path made one (resolved against `cwd`). */
+function rootOf(root: string, cwd: string): { uri: string; name?: string } {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(root)) return { uri: root }
+  const path = resolve(cwd, root)
+  return { uri: pathToFileURL(path).href, name: path }
 }
 
 const OPERATORS = new Set(['|', '&', ';', '<', '>', '(', ')', '`', '$'])

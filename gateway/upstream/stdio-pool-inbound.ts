@@ -42,6 +42,12 @@ export class ChildRequests<Session> {
     return this.#byId.size
   }
 
+  /** True when a request of the child's awaits `session`'s answer. */
+  has(session: Session): boolean {
+    for (const inbound of this.#byId.values()) if (inbound.session === session) return true
+    return false
+  }
+
   /** Records the child's request `childId` for `session`; returns the id the session's client sees. */
   open(session: Session, childId: RequestId, elicitationId: string | undefined): number {
     const id = ++this.#next

@@ -25,6 +25,10 @@ export interface PoolHost {
   acquire(session: StdioPoolTransport, initialize?: JsonObject): Promise<PoolChild>
   /** The session is over: it leaves its child (which stops too in `session` isolation). */
   release(session: StdioPoolTransport): void
+  /** Counts the children that became ready: a session placed before the last one may move to it. */
+  readonly generation: number
+  /** Moves an idle session to a less loaded ready child, if there is one (`shared`). */
+  rebalance(session: StdioPoolTransport): void
 }
 
 /** Who a session is: the pool key. `principal` chooses the child in `principal` isolation. */
@@ -50,6 +54,8 @@ export class StdioPoolTransport implements Transport, PoolSession {
   capabilities: ClientCapabilities | undefined
   /** Set by the pool: the child this session's messages go to, while it lives. */
   child: PoolChild | undefined
+  /** The pool's generation when the session was placed (see PoolHost.generation). */
+  generation = 0
   readonly #host: PoolHost
   #state: 'new' | 'open' | 'closed' = 'new'
 
@@ -57,6 +63,11 @@ export class StdioPoolTransport implements Transport, PoolSession {
     this.#host = host
     this.key = key
     if (key.initialize !== undefined) this.capabilities = (key.initialize.capabilities ?? {}) as ClientCapabilities
+  }
+
+  get canBeAsked(): boolean {
+    const capabilities = this.capabilities
+    return capabilities === undefined || capabilities.sampling !== undefined || capabilities.elicitation !== undefined
   }
 
   /** The pid of the child serving this session now, if any (for logs and tests). */
@@ -82,6 +93,8 @@ export class StdioPoolTransport implements Transport, PoolSession {
       })
     }
     if (message.method === 'initialize') return this.#initialize(message)
+    // A child that became ready since this session was placed may take it (one comparison per request).
+    if (this.generation !== this.#host.generation) this.#host.rebalance(this)
     const child = this.child
     if (child?.state === 'ready') return child.forward(this, message).catch((error: unknown) => this.#failed(message.id, error))
     return this.#host.acquire(this).then(

@@ -7,11 +7,17 @@
  *   isolation: session    a group per session, one child each, initialized with that session's
  *                         own initialize (its capabilities); stopped when the session closes
  *
- * Children start lazily (pool.min of them stay up in `shared`), are stopped after idle_timeout
- * without traffic, and a child that crashes, hangs or fails to start makes its group wait before
- * the next start: 100 ms, doubling to 10 s (reset once a child has run 10 s). Every stop kills the
- * child's whole process group. The children belong to this worker: a session served by another
- * worker gets a child from that worker's pool.
+ * Children start lazily (pool.min of them stay up in `shared`; `warm` starts one when the gateway
+ * starts), are stopped after idle_timeout without traffic, and a child that crashes, hangs or fails
+ * to start makes its group wait before the next start: 100 ms, doubling to 10 s (reset once a child
+ * has run 10 s). A crashed `shared` child that served sessions is restarted once the wait is over,
+ * and a request that finds no child waits for a restart due within RESTART_WAIT_MS rather than
+ * failing. Every stop kills the child's whole process group. The children belong to this worker: a
+ * session served by another worker gets a child from that worker's pool.
+ *
+ * `onavailability` hears when the upstream becomes available (a child is ready) and when it is not
+ * (the last ready child crashed, or a start failed): the route's health follows it, so /readyz and
+ * the route's list_changed signal see a stdio upstream come and go like any other.
  */
 import type { Logger } from 'pino'
 import { TransportError } from '../client/errors.ts'
@@ -20,6 +26,7 @@ import type { Implementation, JsonObject } from '../wire/mcp-types.ts'
 import { LATEST_STATEFUL_VERSION } from '../wire/versions.ts'
 import { PoolChild } from './stdio-pool-child.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
+import { ModernChannel, type ModernOptions } from './stdio-pool-modern.ts'
 import { StdioPoolTransport, type PoolHost, type StdioPoolKey } from './stdio-pool-transport.ts'
 
 export type { StdioPoolKey } from './stdio-pool-transport.ts'
@@ -42,11 +49,19 @@ export interface StdioPoolOptions {
   clientInfo?: Implementation
 }
 
+/** The upstream became available (`reason` undefined) or unavailable (why, fit for /readyz). */
+export type AvailabilityListener = (available: boolean, reason: string | undefined) => void
+
+/** A request that finds its group waiting to restart waits this long at most; a longer wait is refused at once. */
+export const RESTART_WAIT_MS = 1000
+
 /** One child as `status()` reports it. */
 export interface StdioChildStatus {
   pid: number | undefined
   state: PoolChild['state']
   sessions: number
+  /** The downstream sessions it serves (for tests: never shown on /readyz, a session id is a credential). */
+  sessionIds: string[]
   requestsInFlight: number
 }
 
@@ -60,6 +75,8 @@ interface Group {
   failures: number
   retryAt: number
   restartTimer?: NodeJS.Timeout
+  /** Crashed children that served sessions, to be replaced when the backoff allows. */
+  replacements: number
 }
 
 const DEFAULT_BACKOFF: StdioBackoff = { initialMs: 100, maxMs: 10_000, resetMs: 10_000 }
@@ -68,7 +85,16 @@ const DEFAULT_BACKOFF: StdioBackoff = { initialMs: 100, maxMs: 10_000, resetMs: 
  * What a shared child is told about its client: every capability a session may have, because a
  * server→client request is only passed to a session whose own client declared the capability.
  */
-const SHARED_CAPABILITIES: JsonObject = { roots: { listChanged: true }, sampling: {}, elicitation: { form: {}, url: {} } }
+const SHARED_CAPABILITIES: JsonObject = { sampling: {}, elicitation: { form: {}, url: {} } }
+
+/**
+ * A shared (or per-principal) child is never given a user's roots: one session's roots would become
+ * every session's sandbox. It declares roots only when the upstream configures `roots`, and the pool
+ * answers its roots/list with those (stdio-pool-child.ts).
+ */
+function sharedCapabilities(config: StdioUpstreamConfig): JsonObject {
+  return config.roots === undefined ? SHARED_CAPABILITIES : { ...SHARED_CAPABILITIES, roots: {} }
+}
 
 /** The pool of one stdio upstream on this worker; `transportFor` is the seam the proxy uses. */
 export class StdioPool implements PoolHost {
@@ -86,6 +112,12 @@ export class StdioPool implements PoolHost {
   #running = 0
   #nextSession = 0
   #closed = false
+  /** Told when the upstream becomes available or unavailable on this worker. */
+  onavailability?: AvailabilityListener
+  /** Children that became ready so far (see PoolHost.generation). */
+  generation = 0
+  /** 2026-07-28 requests, on a child of their own (stdio-pool-modern.ts). */
+  readonly #modern: ModernChannel
 
   constructor(config: StdioUpstreamConfig, options: StdioPoolOptions) {
     this.name = config.name
@@ -94,6 +126,28 @@ export class StdioPool implements PoolHost {
     this.#backoff = options.backoff ?? DEFAULT_BACKOFF
     this.#graceMs = options.graceMs ?? 2000
     this.#clientInfo = options.clientInfo ?? { name: 'mcp-edge', version: '0.1.0' }
+    this.#modern = new ModernChannel({
+      name: this.name,
+      config,
+      log: this.#log,
+      graceMs: this.#graceMs,
+      reserve: () => {
+        if (this.#closed || this.#running >= this.config.pool.max) return false
+        this.#running++
+        return true
+      },
+      free: () => void this.#running--,
+    })
+  }
+
+  /** True when the upstream takes 2026-07-28 requests as they are (its discover lists that revision; `shared` only). */
+  speaksStateless(timeoutMs: number): boolean | Promise<boolean> {
+    return this.#modern.speaks(timeoutMs)
+  }
+
+  /** One 2026-07-28 request, passed to the server as it came; its answer as the server gave it. */
+  statelessRequest(method: string, params: JsonObject, options: ModernOptions): Promise<JsonObject> {
+    return this.#modern.request(method, params, options)
   }
 
   /** A connection for one downstream session; nothing starts until its client sends initialize. */
@@ -101,19 +155,27 @@ export class StdioPool implements PoolHost {
     return new StdioPoolTransport(this, key)
   }
 
-  /** Starts pool.min children now (`shared`), rather than on first use. */
+  /**
+   * Starts pool.min children now (`shared`; at least one), rather than on first use: the gateway
+   * calls it at start, so a child that takes long to start (`npx -y` installing) is ready, or on
+   * its way, before the first list. Rejects when a child cannot start (the restart goes on).
+   */
   async warm(): Promise<void> {
-    if (this.config.isolation !== 'shared') return
+    if (this.config.isolation !== 'shared' || this.#closed) return
     const group = this.#group('*')
-    while (group.children.length < this.config.pool.min) this.#spawn(group)
+    const want = Math.max(this.config.pool.min, 1)
+    while (group.children.length < want && this.#running < this.config.pool.max) this.#spawn(group)
     await Promise.all(group.children.map((child) => child.ready))
   }
 
-  /** The children running now, for /readyz and tests. */
+  /** The children running now, for tests. */
   status(): StdioChildStatus[] {
     const children: StdioChildStatus[] = []
     for (const group of this.#groups.values()) {
-      for (const child of group.children) children.push({ pid: child.pid, state: child.state, sessions: child.sessions.size, requestsInFlight: child.requestsInFlight })
+      for (const child of group.children) {
+        const sessionIds = [...child.sessions].map((session) => (session as StdioPoolTransport).key.session)
+        children.push({ pid: child.pid, state: child.state, sessions: child.sessions.size, sessionIds, requestsInFlight: child.requestsInFlight })
+      }
     }
     return children
   }
@@ -125,6 +187,7 @@ export class StdioPool implements PoolHost {
     const stopping: Promise<void>[] = []
     for (const session of this.#open) session.end()
     this.#open.clear()
+    stopping.push(this.#modern.close())
     for (const group of this.#groups.values()) {
       clearTimeout(group.restartTimer)
       for (const child of [...group.children]) stopping.push(child.stop('the pool closed'))
@@ -143,13 +206,37 @@ export class StdioPool implements PoolHost {
     const group = this.#groupOf(session)
     if (this.config.isolation === 'session') group.handshake ??= initialize ?? session.key.initialize
     let child = session.child
-    if (child === undefined || child.state === 'gone') {
-      child = this.#choose(group)
+    while (child === undefined || child.state === 'gone') {
+      const chosen = this.#choose(group)
+      if (typeof chosen === 'number') {
+        // A restart due soon: wait for it rather than fail the request.
+        await delay(chosen)
+        if (this.#closed) throw new TransportError(`${this.name}: the upstream pool is closed`)
+        child = session.child
+        continue
+      }
+      child = chosen
       child.attach(session)
       session.child = child
+      session.generation = this.generation
     }
     await child.ready
     return child
+  }
+
+  /**
+   * Sessions are placed when they start, on a ready child while others start: once those are ready,
+   * a session with nothing under way on its child moves to one with at least two sessions fewer.
+   */
+  rebalance(session: StdioPoolTransport): void {
+    session.generation = this.generation
+    const current = session.child
+    if (this.config.isolation !== 'shared' || current === undefined || current.state !== 'ready') return
+    const target = leastLoaded(this.#group('*').children, 'ready')
+    if (target === undefined || target === current || target.sessions.size + 2 > current.sessions.size || !current.holdsNothingOf(session)) return
+    current.detach(session)
+    target.attach(session)
+    session.child = target
   }
 
   release(session: StdioPoolTransport): void {
@@ -187,65 +274,96 @@ export class StdioPool implements PoolHost {
     let group = this.#groups.get(key)
     if (group === undefined) {
       const capacity = key === '*' ? this.config.pool.max : 1
-      group = { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0 }
+      group = { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0, replacements: 0 }
       this.#groups.set(key, group)
     }
     return group
   }
 
-  #choose(group: Group): PoolChild {
+  /** The child for a new session of `group`, or the milliseconds to wait for the group's restart. */
+  #choose(group: Group): PoolChild | number {
     const { children } = group
-    const wantsAnother = children.length === 0 || children.every((child) => child.sessions.size > 0)
+    // A child started for a session that a ready child serves meanwhile counts as having it.
+    const wantsAnother = children.length === 0 || children.every((child) => child.sessions.size > 0 || child.promised > 0)
     if (wantsAnother && children.length < group.capacity && this.#running < this.config.pool.max) {
       const waitMs = group.retryAt - Date.now()
-      if (waitMs <= 0) return this.#spawn(group)
+      if (waitMs <= 0) {
+        const spawned = this.#spawn(group)
+        // While the new child starts, a ready one serves: a session is not kept waiting for a start
+        // (it moves to the new child once that is ready, see rebalance).
+        const ready = leastLoaded(children, 'ready')
+        if (ready === undefined) return spawned
+        spawned.promised++
+        return ready
+      }
       if (children.length === 0) {
+        if (waitMs <= RESTART_WAIT_MS) return waitMs
         throw new TransportError(`${this.name}: the upstream failed ${group.failures} times in a row; next start in ${waitMs} ms`)
       }
     }
     if (children.length === 0) {
       throw new TransportError(`${this.name}: ${this.#running} children run, which is pool.max (isolation: ${this.config.isolation})`)
     }
-    let least = children[0]!
-    for (const child of children) if (child.sessions.size < least.sessions.size) least = child
-    return least
+    return leastLoaded(children, 'ready') ?? leastLoaded(children, undefined)!
   }
 
   #spawn(group: Group): PoolChild {
-    const handshake = group.handshake ?? { protocolVersion: LATEST_STATEFUL_VERSION, capabilities: SHARED_CAPABILITIES, clientInfo: this.#clientInfo as unknown as JsonObject }
+    const handshake = group.handshake ?? { protocolVersion: LATEST_STATEFUL_VERSION, capabilities: sharedCapabilities(this.config), clientInfo: this.#clientInfo as unknown as JsonObject }
     const child = new PoolChild(this.config, handshake, this.#log, this.#graceMs)
-    child.ondeath = (gone, reason, unexpected) => this.#died(group, gone, unexpected)
+    child.ondeath = (gone, _reason, unexpected, served) => this.#died(group, gone, unexpected, served)
     child.onidle = (idle) => this.#idle(group, idle)
     group.children.push(child)
     this.#running++
+    child.ready.then(() => {
+      if (this.#closed) return
+      child.promised = 0 // ready: what it has is what it serves
+      this.generation++
+      this.onavailability?.(true, undefined)
+    }, noop)
     return child
   }
 
-  #died(group: Group, child: PoolChild, unexpected: boolean): void {
+  #died(group: Group, child: PoolChild, unexpected: boolean, served: number): void {
     const index = group.children.indexOf(child)
     if (index === -1) return
     group.children.splice(index, 1)
     this.#running--
+    let waitMs = 0
     if (unexpected) {
       this.restarts++
       const now = Date.now()
       if (child.readySince > 0 && now - child.readySince >= this.#backoff.resetMs) group.failures = 0
       group.failures++
-      const waitMs = Math.min(this.#backoff.initialMs * 2 ** (group.failures - 1), this.#backoff.maxMs)
+      waitMs = Math.min(this.#backoff.initialMs * 2 ** (group.failures - 1), this.#backoff.maxMs)
       group.retryAt = now + waitMs
       this.#log.warn({ childPid: child.pid, failures: group.failures, retryInMs: waitMs }, 'stdio upstream child failed; restarting with backoff')
     }
     if (this.#closed) return
-    if (group.key === '*' && group.children.length < this.config.pool.min) this.#keepMin(group)
+    if (unexpected && !this.#anyReady()) {
+      // The reason names what happened to the process, never its command line or output.
+      const what = child.readySince > 0 ? 'its child process stopped unexpectedly' : 'its child process could not start'
+      this.onavailability?.(false, `${what}; next start in ${waitMs} ms`)
+    }
+    // A shared child that served sessions comes back on its own (pool.min ones always do).
+    if (group.key === '*' && ((unexpected && served > 0) || group.children.length < this.config.pool.min)) this.#replace(group)
     else if (group.key !== '*' && group.sessions.size === 0 && group.children.length === 0) this.#forget(group)
   }
 
-  /** pool.min children stay up: a lost one is replaced once its group's backoff allows. */
-  #keepMin(group: Group): void {
+  #anyReady(): boolean {
+    for (const group of this.#groups.values()) for (const child of group.children) if (child.state === 'ready') return true
+    return false
+  }
+
+  /** One more child of `group` once its backoff allows (pool.max still bounds them). */
+  #replace(group: Group): void {
+    group.replacements++
     clearTimeout(group.restartTimer)
     group.restartTimer = setTimeout(() => {
-      if (this.#closed || group.children.length >= this.config.pool.min) return
-      this.#spawn(group).ready.catch(() => undefined)
+      const wanted = Math.max(group.replacements, this.config.pool.min - group.children.length)
+      group.replacements = 0
+      for (let n = 0; n < wanted && !this.#closed && group.children.length < group.capacity && this.#running < this.config.pool.max; n++) {
+        this.#spawn(group).ready.catch(() => undefined)
+      }
     }, Math.max(group.retryAt - Date.now(), 0)).unref()
   }
 
@@ -258,6 +376,19 @@ export class StdioPool implements PoolHost {
     clearTimeout(group.restartTimer)
     this.#groups.delete(group.key)
   }
+}
+
+const noop = (): void => undefined
+
+/** The child with the fewest sessions (of those in `state`, when given). */
+function leastLoaded(children: readonly PoolChild[], state: PoolChild['state'] | undefined): PoolChild | undefined {
+  let least: PoolChild | undefined
+  for (const child of children) if ((state === undefined || child.state === state) && (least === undefined || child.sessions.size < least.sessions.size)) least = child
+  return least
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 const serials = new WeakMap<StdioPoolTransport, number>()

@@ -7,7 +7,8 @@ import type { Logger } from 'pino'
 import type { Transport } from '../client/transport.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { resolveStdioUpstream, type StdioUpstreamInput } from './stdio-pool-config.ts'
-import { StdioPool, type StdioBackoff, type StdioChildStatus } from './stdio-pool.ts'
+import type { ModernOptions } from './stdio-pool-modern.ts'
+import { StdioPool, type AvailabilityListener, type StdioBackoff, type StdioChildStatus } from './stdio-pool.ts'
 
 /** An upstream as the proxy's config has it: `command` is absent for HTTP and WebSocket upstreams. */
 export type StdioUpstreamLike = Omit<StdioUpstreamInput, 'command'> & { command?: StdioUpstreamInput['command'] }
@@ -53,6 +54,30 @@ export class StdioPools {
       this.#pools.set(upstream, pool)
     }
     return pool
+  }
+
+  /** `listener` hears when `upstream` becomes available or unavailable on this worker (one listener per upstream). */
+  watch(upstream: StdioUpstreamLike, listener: AvailabilityListener): void {
+    this.pool(upstream).onavailability = listener
+  }
+
+  /** Starts `upstream`'s children (`shared`) now: one that fails to start is restarted with backoff, and its health says why. */
+  prestart(upstream: StdioUpstreamLike): void {
+    const pool = this.pool(upstream)
+    pool.warm().catch(() => undefined)
+    // Whether its server speaks 2026-07-28 is known before the first stateless request (a child that
+    // does not is stopped as soon as its discover says so).
+    void pool.speaksStateless(pool.config.pool.start_timeout * 1000)
+  }
+
+  /** True when `upstream` takes 2026-07-28 requests as they are (see StdioPool.speaksStateless). */
+  speaksStateless(upstream: StdioUpstreamLike, timeoutMs: number): boolean | Promise<boolean> {
+    return this.pool(upstream).speaksStateless(timeoutMs)
+  }
+
+  /** One 2026-07-28 request to `upstream`, as it came. */
+  statelessRequest(upstream: StdioUpstreamLike, method: string, params: JsonObject, options: ModernOptions): Promise<JsonObject> {
+    return this.pool(upstream).statelessRequest(method, params, options)
   }
 
   /** Each pool's children, by upstream name, for /readyz. */

@@ -7,7 +7,12 @@
  *                 │                       │ no
  *                 │                       └──► initialize (the downstream client's capabilities) ─► save
  *                 ▼
- *              client.request ─► HTTP 404 (the upstream forgot the session) ─► initialize once more, retry once
+ *              client.request ─► the upstream forgot the session ─► initialize once more, retry once (if safe)
+ *
+ * "Forgot the session" is 404 (the spec's answer) or a 400 that names the session (the official SDK's
+ * servers after a restart: "Bad Request: No valid session ID provided"), to a request that carried a
+ * session id. The request goes again when the upstream refused it unread (an error status to its
+ * POST) or when it changes nothing (lists, reads, ping); a call whose stream was lost mid-way does not.
  *
  * A connection that closes underneath (a WebSocket dropped, the upstream restarted) is forgotten at
  * once: its requests in flight fail, and the next request opens a new one with a new handshake. While
@@ -19,7 +24,7 @@
  * principal's stateless pool). An upstream 401 goes through `afterRejection` (credentials/rejection.ts).
  */
 import { CLIENT_PROTOCOL_VERSION, McpClient } from '../client/client.ts'
-import { TransportError } from '../client/errors.ts'
+import { ProtocolError, RpcError, TransportError } from '../client/errors.ts'
 import type { RequestOptions } from '../client/protocol.ts'
 import type { InitializeResult } from '../client/types.ts'
 import type { UpstreamConfig } from '../config/types.ts'
@@ -110,7 +115,8 @@ export class UpstreamLink {
     const current = this.#current
     if (current === undefined || (stored?.id !== undefined && stored.id !== this.#sessionId)) return this.#requestOpening(method, params, options, stored)
     this.lastUsed = Date.now()
-    return current.request(method, params, options).catch((error: unknown) => this.#renewed(error, method, params, options))
+    const sessionId = this.#sessionId
+    return current.request(method, params, options).catch((error: unknown) => this.#renewed(error, sessionId, method, params, options))
   }
 
   async #requestOpening(method: string, params: JsonObject | undefined, options: RequestOptions, stored: UpstreamSession | undefined): Promise<JsonObject> {
@@ -121,24 +127,34 @@ export class UpstreamLink {
       if (isRejected(error) && !this.#closed) return this.#reauthorized(error, method, params, options, stored)
       throw error
     }
+    const sessionId = this.#sessionId
     try {
       return await client.request(method, params, options)
     } catch (error) {
-      return this.#renewed(error, method, params, options, stored)
+      return this.#renewed(error, sessionId, method, params, options, stored)
     }
   }
 
   /**
-   * After `error`: the request once more on a new session when the upstream forgot this one (404), the
-   * credential's verdict when it refused it (401), else the error.
+   * After `error` on the session `sessionId`: when the upstream forgot that session, a new one (made
+   * once, whoever of the requests in flight notices first) and the request once more if safe; else
+   * the error. A refused credential (401) goes to the provider's verdict instead.
    */
-  async #renewed(error: unknown, method: string, params: JsonObject | undefined, options: RequestOptions, stored?: UpstreamSession): Promise<JsonObject> {
+  async #renewed(error: unknown, sessionId: string | undefined, method: string, params: JsonObject | undefined, options: RequestOptions, stored?: UpstreamSession): Promise<JsonObject> {
     if (isRejected(error) && !this.#closed) return this.#reauthorized(error, method, params, options, stored)
-    if (!(error instanceof TransportError) || error.status !== 404 || this.#closed) throw error
-    if (this.#client !== undefined) this.#drop()
-    const renewed = this.#open(undefined)
-    this.#client = renewed
-    return (await renewed).request(method, params, options)
+    if (this.#closed || sessionId === undefined || !sessionForgotten(error)) throw error
+    // Another request on the same lost session may have begun the new one already.
+    if (this.#sessionId === sessionId || this.#client === undefined) {
+      if (this.#client !== undefined) this.#drop()
+      const renewed = this.#open(undefined)
+      this.#client = renewed
+      renewed.catch(() => {
+        if (this.#client === renewed) this.#client = undefined
+      })
+    }
+    const client = await this.#client!
+    if (!error.refused && !RETRY_SAFE.has(method)) throw error
+    return client.request(method, params, options)
   }
 
   /**
@@ -218,7 +234,13 @@ export class UpstreamLink {
       return client
     }
     // The upstream sees exactly what the downstream client declared: nothing stripped, nothing added.
-    const server = await client.initialize({ capabilities: owner.clientCapabilities, protocolVersion: owner.protocolVersion, timeoutMs, on })
+    let server: InitializeResult
+    try {
+      server = await client.initialize({ capabilities: owner.clientCapabilities, protocolVersion: owner.protocolVersion, timeoutMs, on })
+    } catch (error) {
+      if (refusal(error)) initializeRefusals.add(error)
+      throw error
+    }
     this.#host.relay(client, this)
     this.server = server
     this.#sessionId = transport.sessionId
@@ -233,6 +255,38 @@ export class UpstreamLink {
     await this.#host.opened(client, this)
     return client
   }
+}
+
+/** Errors with which an upstream refused this gateway's initialize (it answered, and said no). */
+const initializeRefusals = new WeakSet<object>()
+
+/** An answer that says no: a JSON-RPC error, an HTTP 4xx, a version the client cannot speak. */
+function refusal(error: unknown): error is Error {
+  if (error instanceof RpcError || error instanceof ProtocolError) return true
+  return error instanceof TransportError && error.status !== undefined && error.status >= 400 && error.status < 500
+}
+
+/**
+ * True when `error` is the upstream's refusal of an initialize (a server of 2026-07-28 only has
+ * none), not a failure to reach it.
+ */
+export function initializeRefused(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && initializeRefusals.has(error)
+}
+
+/** Requests that change nothing upstream: sent once more after a lost session even if the upstream may have read them. */
+const RETRY_SAFE: ReadonlySet<string> = new Set([
+  'ping', 'tools/list', 'prompts/list', 'prompts/get', 'resources/list', 'resources/templates/list', 'resources/read',
+  'resources/subscribe', 'resources/unsubscribe', 'completion/complete', 'logging/setLevel',
+])
+
+/**
+ * True when an HTTP upstream says it does not know the session the request carried: 404 (the spec),
+ * or 400 whose message names the session (the official SDK's servers after a restart).
+ */
+export function sessionForgotten(error: unknown): error is TransportError {
+  if (!(error instanceof TransportError)) return false
+  return error.status === 404 || (error.status === 400 && /session/i.test(error.message))
 }
 
 /** The downstream client's initialize as a stdio child of its own would get it (`isolation: session`). */

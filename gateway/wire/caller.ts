@@ -52,7 +52,23 @@ export function openCaller(address: string): Caller {
   return { principal: undefined, scopes: undefined, address }
 }
 
-/** The key quotas count under: the principal when there is one, else the client's address. */
+/** The key quotas count under: the principal when there is one, else the client's address (an IPv6 one by its /64). */
 export function quotaKey(caller: Caller): string {
-  return caller.principal !== undefined ? `p:${caller.principal}` : `a:${caller.address}`
+  return caller.principal !== undefined ? `p:${caller.principal}` : `a:${addressKey(caller.address)}`
+}
+
+/**
+ * The client an address stands for, for per-address bounds: an IPv4 address as it is (also when
+ * IPv4-mapped, `::ffff:a.b.c.d`), an IPv6 address by its /64 prefix, since one host is given a whole
+ * /64 and could otherwise pose as any number of clients.
+ */
+export function addressKey(address: string): string {
+  if (!address.includes(':')) return address
+  const bare = address.split('%')[0]!.toLowerCase()
+  if (bare.startsWith('::ffff:') && bare.includes('.')) return bare.slice(7)
+  const [head = '', tail] = bare.split('::')
+  const left = head === '' ? [] : head.split(':')
+  const right = tail === undefined || tail === '' ? [] : tail.split(':')
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`
 }

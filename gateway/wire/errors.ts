@@ -91,10 +91,10 @@ export const EdgeCode = {
   MCP_EDGE_INSUFFICIENT_SCOPE: { status: 403, rpc: ServerError, message: 'Forbidden: insufficient scope' },
   /** The route's access module refused (its own 4xx status replaces this one) or failed (the message names a reference). */
   MCP_EDGE_ACCESS_DENIED: { status: 403, rpc: ServerError, message: 'Forbidden' },
-  /** An upstream needs the caller's consent first (per-user OAuth): the data carries the URL elicitation to follow. */
-  MCP_EDGE_UPSTREAM_CONSENT_REQUIRED: { status: 403, rpc: RpcCode.UrlElicitationRequired, message: 'The upstream needs your consent first' },
   /** A path the admin listener does not serve, or a try-it call naming a route that is not configured. */
   MCP_EDGE_ADMIN_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: the admin API has no such path or route' },
+  /** An upstream needs the caller's consent first (per-user OAuth): the data carries the URL elicitation to follow. */
+  MCP_EDGE_UPSTREAM_CONSENT_REQUIRED: { status: 403, rpc: RpcCode.UrlElicitationRequired, message: 'The upstream needs your consent first' },
   /** Per-user OAuth's callback: a state that is missing, forged, expired or already used. */
   MCP_EDGE_OAUTH_STATE_INVALID: { status: 400, rpc: InvalidRequest, message: 'This sign-in link is unknown, expired, or was already used. Start again from your client.' },
   /** Per-user OAuth's callback: the authorization server came back without a code (the user denied, or an error). */
@@ -125,9 +125,11 @@ export const EdgeCode = {
   /** Over a transport-level rate rule (`limits.rate` without `tool`); sent with Retry-After. */
   MCP_EDGE_RATE_LIMITED: { status: 429, rpc: ServerError, message: 'Too Many Requests: over a rate limit (limits.rate); retry later' },
   /** A new session over `limits.sessions_per_principal`. */
-  MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client has too many sessions on this route (limits.sessions_per_principal); end one first' },
+  MCP_EDGE_TOO_MANY_PRINCIPAL_SESSIONS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client has too many sessions on this route (limits.sessions_per_principal); end one first', headers: { 'retry-after': '10' } },
   /** A request over `limits.concurrent_requests_per_session`. */
   MCP_EDGE_TOO_MANY_CONCURRENT_REQUESTS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many requests in flight on this session (limits.concurrent_requests_per_session)' },
+  /** A `subscriptions/listen` stream over `limits.listen_streams_per_client` (per worker). */
+  MCP_EDGE_TOO_MANY_LISTEN_STREAMS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client holds too many subscriptions/listen streams (limits.listen_streams_per_client)', headers: { 'retry-after': '5' } },
   /** A new task over `tasks.max_per_owner` (tasks kept until their TTL count). */
   MCP_EDGE_TOO_MANY_TASKS: { status: 429, rpc: ServerError, message: 'Too many tasks for this client (tasks.max_per_owner); wait for one to expire' },
   /** More try-it calls at once than the admin listener runs (TRY_IT_CONCURRENCY). */
@@ -150,7 +152,13 @@ export const EdgeCode = {
   MCP_EDGE_TRY_IT_FAILED: { status: 502, rpc: ServerError, message: 'The call through the route failed' },
   /** Under the cluster, no worker answered the admin listener in time. */
   MCP_EDGE_ADMIN_NO_WORKER: { status: 503, rpc: ServerError, message: 'Service Unavailable: no worker answered the admin API' },
-  MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later' },
+  MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later', headers: { 'retry-after': '10' } },
+  /** The memory store (or cluster primary) holds `store.session_bytes_total` of sessions' own data. */
+  MCP_EDGE_SESSION_DATA_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the sessions hold as much data as the gateway keeps (store.session_bytes_total); retry later', headers: { 'retry-after': '10' } },
+  /** The process holds `connections.max_total` connections (by default 80 % of its open-file limit). */
+  MCP_EDGE_CONNECTIONS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the gateway holds as many connections as it may (connections.max_total); retry later', headers: { 'retry-after': '5' } },
+  /** A `subscriptions/listen` stream over the route's `limits.listen_streams` (per worker). */
+  MCP_EDGE_LISTEN_STREAMS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: this route holds too many subscriptions/listen streams (limits.listen_streams); retry later', headers: { 'retry-after': '5' } },
   /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */
   MCP_EDGE_TOO_MANY_PARKED: { status: 503, rpc: ServerError, message: 'Too many calls wait for their clients on this worker (upstreams[].max_parked); retry later' },
   /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */

@@ -14,6 +14,9 @@ interface Teardown { teardown(fn: () => unknown): void }
 const bin = fileURLToPath(new URL('../../gateway/bin.mjs', import.meta.url))
 export const livePid = fileURLToPath(new URL('./fixtures/live-pid.ts', import.meta.url))
 
+/** The requestState key of test gateways on a Redis store that name none, shared like a deployment's. */
+const SHARED_REQUEST_STATE_KEY = 'test-hosts-share-this-request-state-key'
+
 /** The route every cluster test serves: live.ts plus `whoami`. */
 export const liveRoute = { location: '/live', handler: livePid, server: { name: 'live', version: '1.0.0' }, read_timeout: 5 }
 
@@ -28,14 +31,22 @@ export interface GatewayProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `mcp-edge start` on a free port with `config` (YAML keys); resolves once `listeners` processes listen. */
-export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000): Promise<GatewayProcess> {
+/**
+ * Starts `mcp-edge start` on a free port with `config` (YAML keys); resolves once `listeners` processes
+ * listen. `fileLimit` runs it under that `ulimit -n` (the shell execs node, so the pid is the gateway's).
+ */
+export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000, fileLimit?: number): Promise<GatewayProcess> {
   const port = await freePort()
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
   const file = path.join(folder, 'gateway.yaml')
+  // A Redis store needs a requestState key shared by the hosts (`mcp-edge start` refuses to run without one).
+  const shared = (config as { store?: { type?: string } }).store?.type === 'redis' && !('request_state' in config) ? { request_state: { key: SHARED_REQUEST_STATE_KEY } } : {}
   // JSON is YAML.
-  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, log: { level: 'info' }, ...config }))
-  const child = spawn(process.execPath, [bin, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } })
+  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, log: { level: 'info' }, ...shared, ...config }))
+  const command = fileLimit === undefined
+    ? [process.execPath, bin, 'start', '--config', file]
+    : ['/bin/sh', '-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, process.execPath, bin, 'start', '--config', file]
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } })
   // Killing the primary is enough: its workers drain and exit when it goes.
   reapOnExit(child)
   const logs: Array<Record<string, unknown>> = []

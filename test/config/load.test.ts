@@ -22,14 +22,14 @@ const minimalRoute = { location: '/mcp', handler: 'echo.ts', server: { name: 'ec
 t.test('defaults land everywhere', async (t) => {
   const file = writeConfig(t, 'routes:\n  - location: /mcp\n    handler: ./echo.ts\n    server: { name: echo, version: 1.0.0 }\n')
   const config = await loadConfig(file, {})
-  const limits = { json_depth: 128, client_capabilities: 16384, client_info: 4096, subscriptions: 256, uri_length: 2048, hidden_components: 1024, batch_size: 32, roots_cache: 1024, session_state: 65536, session_catalogue: 65536 }
+  const limits = { json_depth: 128, json_values: 100000, listen_streams_per_client: 16, listen_streams: 1024, client_capabilities: 16384, client_info: 4096, subscriptions: 256, uri_length: 2048, hidden_components: 1024, batch_size: 32, roots_cache: 1024, session_state: 65536, session_catalogue: 65536 }
   t.same(config, {
     file,
     listen: { host: '127.0.0.1', port: 8080 },
     workers: 1,
-    store: { type: 'memory', event_capacity: 1024, cache_ttl: 90 },
+    store: { type: 'memory', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 },
     body_limit: 4194304,
-    connections: { header_timeout: 60, body_timeout: 60, max_per_address: 1024 },
+    connections: { header_timeout: 60, body_timeout: 60, keepalive_timeout: 75 },
     limits,
     trust_proxy: false,
     drain_timeout: 10,
@@ -40,7 +40,7 @@ t.test('defaults land everywhere', async (t) => {
       flush_interval: 1,
       redact: {
         headers: ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'mcp-session-id', 'x-api-key'],
-        query_params: ['token', 'key', 'secret', 'password', 'auth', 'session', 'signature', 'sig', 'code', 'credential'],
+        query_params: ['token', 'key', 'secret', 'pass', 'pwd', 'auth', 'session', 'signature', 'sig', 'code', 'credential', 'jwt', 'bearer', 'refresh', 'otp', 'assertion', 'ticket'],
         paths: [],
       },
     },
@@ -112,7 +112,7 @@ routes:
   t.match(config, {
     listen: { host: '0.0.0.0', port: 0 },
     workers: 'auto',
-    store: { type: 'memory', event_capacity: 8, cache_ttl: 0.5 },
+    store: { type: 'memory', event_capacity: 8, cache_ttl: 0.5, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 },
     body_limit: 1024,
     log: { level: 'silent', buffer: 32768 },
   })

@@ -2,19 +2,21 @@
 // left so, tsx loads handlers/hello.ts as CommonJS and `mcp-edge check` fails with "Cannot require()
 // ES Module … in a cycle". A folder without code of its own is switched to "module"; a CommonJS
 // project with code is kept as it is, and told what to do.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import t from 'tap'
 import { scaffold } from '../../gateway/init/scaffold.ts'
+import { contextFiles, matching, readDockerfile, readIgnore } from '../fixtures/docker-context.ts'
 
 /** What `npm init -y` writes with npm 11. */
 const NPM11_INIT = { name: 'app', version: '1.0.0', description: '', main: 'index.js', scripts: { test: 'echo "Error: no test specified" && exit 1' }, keywords: [], author: '', license: 'ISC', type: 'commonjs' }
 
-async function initIn(t: { teardown(fn: () => unknown): void }, files: Record<string, string>): Promise<{ code: number; pkg: Record<string, unknown>; stderr: string }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-init-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+async function initIn(t: { teardown(fn: () => unknown): void }, files: Record<string, string>, at?: string): Promise<{ code: number; pkg: Record<string, unknown>; stderr: string; dir: string }> {
+  const dir = at ?? mkdtempSync(path.join(tmpdir(), 'mcp-edge-init-'))
+  if (at === undefined) t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  mkdirSync(dir, { recursive: true })
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text)
   let stderr = ''
   const write = process.stderr.write.bind(process.stderr)
@@ -25,7 +27,7 @@ async function initIn(t: { teardown(fn: () => unknown): void }, files: Record<st
   } finally {
     process.stderr.write = write
   }
-  return { code, pkg: JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as Record<string, unknown>, stderr }
+  return { code, pkg: JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as Record<string, unknown>, stderr, dir }
 }
 
 t.test('after npm 11’s `npm init -y`, the project becomes an ES module one', async (t) => {
@@ -49,4 +51,38 @@ t.test('no package.json, or one without a type: "module"', async (t) => {
   const { pkg, stderr } = await initIn(t, { 'package.json': JSON.stringify({ name: 'x', version: '1.0.0' }) })
   t.equal(pkg.type, 'module')
   t.equal(stderr, '', 'nothing to warn about')
+})
+
+t.test('mcp-edge installed from a tarball outside the project: init brings it into the Docker build context', async (t) => {
+  const parent = mkdtempSync(path.join(tmpdir(), 'mcp-edge-init-tarball-'))
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }))
+  // What `npm install ../mcp-edge-0.1.0.tgz` leaves in package.json.
+  writeFileSync(path.join(parent, 'mcp-edge-0.1.0.tgz'), 'the packed package')
+  const manifest = { name: 'app', version: '1.0.0', type: 'module', dependencies: { 'mcp-edge': 'file:../mcp-edge-0.1.0.tgz' } }
+  const { code, pkg, dir } = await initIn(t, { 'package.json': JSON.stringify(manifest) }, path.join(parent, 'app'))
+  t.equal(code, 0)
+  t.match(pkg.dependencies, { 'mcp-edge': 'file:mcp-edge-0.1.0.tgz' }, 'the dependency points at the copy')
+  t.equal(readFileSync(path.join(dir, 'mcp-edge-0.1.0.tgz'), 'utf8'), 'the packed package', 'the tarball is copied in')
+  // The image's `npm install` resolves `file:mcp-edge-0.1.0.tgz` in /app: the Dockerfile copies it
+  // there (with package.json) before that step, and .dockerignore does not leave it out.
+  const { files } = contextFiles(dir, readIgnore(path.join(dir, '.dockerignore')))
+  const { copies } = readDockerfile(path.join(dir, 'Dockerfile'))
+  const install = copies.find((copy) => copy.sources.includes('package.json'))!
+  t.same(install.sources.flatMap((source) => matching(source, files)).sort(), ['mcp-edge-0.1.0.tgz', 'package.json'], 'copied beside package.json')
+  t.equal(install.destination, './')
+  for (const source of copies.flatMap((copy) => copy.sources)) t.ok(matching(source, files).length > 0 || source.endsWith('*'), `COPY ${source}: in the context`)
+  const again = await initIn(t, {}, dir)
+  t.match(again.pkg.dependencies, { 'mcp-edge': 'file:mcp-edge-0.1.0.tgz' }, 'a second init changes nothing')
+})
+
+t.test('mcp-edge linked from a folder outside the project: init says how to make the image build', async (t) => {
+  const parent = mkdtempSync(path.join(tmpdir(), 'mcp-edge-init-folder-'))
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }))
+  mkdirSync(path.join(parent, 'mcp-edge'))
+  const manifest = { name: 'app', version: '1.0.0', type: 'module', dependencies: { 'mcp-edge': 'file:../mcp-edge' } }
+  const { code, pkg, stderr, dir } = await initIn(t, { 'package.json': JSON.stringify(manifest) }, path.join(parent, 'app'))
+  t.equal(code, 0)
+  t.match(pkg.dependencies, { 'mcp-edge': 'file:../mcp-edge' }, 'left as it is')
+  t.match(stderr, /a Docker build cannot see it\. `npm pack` it into this folder/)
+  t.notOk(existsSync(path.join(dir, 'mcp-edge')), 'nothing copied')
 })

@@ -22,6 +22,9 @@ const CASES: Fields[] = [
   [undefined, undefined, 'tools/list', 200, '2026-07-28', 1],
   [undefined, 'svc "deploy"\n\u2028\u0001é', 'we"ird\\method\t', 429, '2026-07-28', 0],
   [undefined, undefined, 'notifications/initialized', 202, undefined, Number.NaN],
+  // Client-chosen texts longer than the cap (field-cap.ts): both paths cut them the same way.
+  ['4729fc00-7bc3-4d1e-9d3e-0a1b2c3d4e5f', 'p'.repeat(100_000), 'm'.repeat(1_000_000), 200, undefined, 1],
+  [undefined, undefined, 'tools/call', 400, 'e'.repeat(5000), 1],
 ]
 
 /** The lines a logger wrote to `file`, with the time taken out. */

@@ -2,7 +2,7 @@
  * The log buffer on a real pipe (a FIFO): two buffers sharing it write whole lines only, and a reader
  * that stops reading costs at most MAX_READY batches of memory, the rest dropped and counted.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -188,4 +188,33 @@ t.test('multi-byte text and lines longer than a batch arrive byte for byte, in o
     buffer.close()
     t.equal(readFileSync(file, 'utf8'), lines.join(''), `${name}: the file holds exactly the lines written`)
   }
+})
+
+t.test('at exit, a batch a full pipe refused (EAGAIN, waiting for its retry) is written too, before the later ones', async (t) => {
+  const file = path.join(dir, 'refused')
+  execFileSync('mkfifo', [file])
+  // Our read end keeps the FIFO open and is never read: the pipe fills. A non-blocking write end, as
+  // a supervisor's pipe may be, answers EAGAIN when full instead of blocking.
+  const readFd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
+  const writeFd = openSync(file, constants.O_WRONLY | constants.O_NONBLOCK)
+  const buffer = new LineBuffer(writeFd, PIPE_BUF, 1000)
+  // About 100 KiB: more than the pipe (64 KiB) takes, well under what the buffer may hold.
+  const total = 800
+  for (let n = 0; n < total; n++) buffer.write(line(1, n))
+  buffer.flush()
+  // The writes run until the pipe is full and one batch waits for its retry (every 5 ms, still full).
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  for (let n = total; n < total + 10; n++) buffer.write(line(1, n))
+  // A reader in another process (this one blocks in the synchronous writes below until it reads).
+  const out = path.join(dir, 'refused.out')
+  const reader = spawn('sh', ['-c', `cat "${file}" > "${out}"`], { stdio: 'ignore' })
+  const exited = new Promise((resolve) => reader.once('exit', resolve))
+  // What the process's exit runs.
+  buffer.flushSync()
+  buffer.close()
+  closeSync(writeFd)
+  await exited
+  closeSync(readFd)
+  const numbers = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((text) => (JSON.parse(text) as { n: number }).n)
+  t.same(numbers, Array.from({ length: total + 10 }, (_, n) => n), 'every line, once, in order')
 })

@@ -90,3 +90,20 @@ t.test('redactUrl', async (t) => {
   t.equal(redactUrl('/mcp?api%5Fkey=a', names), '/mcp?api%5Fkey=[Redacted]', 'names are decoded before matching')
   t.equal(redactUrl(undefined, names), undefined)
 })
+
+t.test('the default list redacts the usual credential parameters, and the schema and the logger agree on it (issue 26)', async (t) => {
+  const credentials = ['jwt', 'pass', 'passwd', 'password', 'pwd', 'bearer', 'refresh', 'refresh_token', 'otp', 'assertion', 'client_assertion', 'token',
+    'access_token', 'id_token', 'code', 'secret', 'client_secret', 'key', 'api_key', 'apikey', 'signature', 'X-Amz-Signature', 'sig', 'session', 'auth', 'ticket']
+  const { gateway, read } = await gatewayLoggingTo(t, 'usual-names')
+  const url = `/boom?${credentials.map((name) => `${name}=s3cret-${name}`).join('&')}&page=2`
+  await gateway.app.inject({ method: 'GET', url })
+  const log = await read()
+  t.notMatch(log, /s3cret/, 'no credential value from the configured defaults reaches the log')
+  t.match(log, `"url":"/boom?${credentials.map((name) => `${name}=[Redacted]`).join('&')}&page=2"`, 'names stay, values go, harmless ones stay')
+  // A logger built in code with only a level (tests, benchmarks, the stdio command) uses its own copy of the defaults.
+  const file = path.join(dir, 'code-defaults.log')
+  const logger = createLogger({ level: 'info' }, { dest: file })
+  logger.info({ url }, 'line')
+  await flushLogger(logger)
+  t.notMatch(await readFile(file, 'utf8'), /s3cret/, 'the in-code defaults are the same list')
+})

@@ -114,10 +114,15 @@ t.test('thrown errors become isError results', async (t) => {
   t.same(await call(() => {
     throw refusal
   }), { content: [{ type: 'text', text: 'the client did not declare elicitation' }], isError: true }, "the gateway's own refusal through ctx, as written")
-  const outage = await call(() => {
-    throw new StoreUnavailableError('redis: Command timed out')
-  })
-  t.match(outage, { content: [{ text: /^Tool t failed \(ref [\w-]+\)$/ }], isError: true }, 'a store outage names no backend')
+  // A store outage met inside the tool is the gateway's failure: it propagates, and the transport
+  // answers 503 with the error table's row (which names no backend), as for the gateway's own writes.
+  const outage = new StoreUnavailableError('redis: Command timed out')
+  await t.rejects(Promise.resolve().then(() => call(() => {
+    throw outage
+  })), outage, 'a store outage is not a tool result')
+  await t.rejects(Promise.resolve().then(() => call(async () => {
+    throw outage
+  })), outage, 'nor when the tool is async')
 })
 
 t.test('McpError and cancellation propagate', async (t) => {

@@ -176,61 +176,96 @@ export interface StreamRun {
   resumptions: number
   /** Cut before its first event: nothing to resume from (the process that held it died). */
   cut?: boolean
+  /** When its first request was sent, if it got no answer within CALL_TIMEOUT_MS (judged as a hung call). */
+  hungAt?: number
   /** The final JSON-RPC response, if one came. */
   final?: { id?: unknown; result?: unknown; error?: { code: number; message: string } }
   failure?: string
 }
 
 /**
+ * A request whose head must come within CALL_TIMEOUT_MS, and whose body may then pause no longer
+ * between two events (`touch` restarts the clock): a stream request is bounded as a call is. Node's
+ * cluster can lose a connection handed to a worker in the instant it dies (nodejs/node#21746), and
+ * such a request is never answered nor closed: unbounded, one hung the whole test until tap's timeout.
+ */
+async function bounded(send: (signal: AbortSignal) => Promise<Response>): Promise<{ response: Response; touch(): void; done(): void }> {
+  const controller = new AbortController()
+  const expire = (): void => controller.abort(new DOMException(`nothing within ${CALL_TIMEOUT_MS} ms`, 'TimeoutError'))
+  let timer = setTimeout(expire, CALL_TIMEOUT_MS)
+  const done = (): void => clearTimeout(timer)
+  try {
+    const response = await send(controller.signal)
+    return { response, done, touch: () => { clearTimeout(timer); timer = setTimeout(expire, CALL_TIMEOUT_MS) } }
+  } catch (error) {
+    done()
+    throw error
+  }
+}
+
+const isTimeout = (error: unknown): boolean => (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError'
+
+/**
  * Runs `tools/call slow` with a progress token on `sessionId` and reads its stream to the end,
- * resuming with Last-Event-ID (through the balancer, so on any gateway) whenever it is cut.
+ * resuming with Last-Event-ID (through the balancer, so on any gateway) whenever it is cut, or when
+ * a resumption or the stream stays silent past CALL_TIMEOUT_MS (a client's read timeout). A first
+ * request never answered is a hang, judged as a call's is.
  */
 export async function progressStream(url: string, sessionId: string, id: string, steps: number, deadline: number, startUrl = url): Promise<StreamRun> {
   const run: StreamRun = { progress: [], ids: [], resumptions: 0 }
-  let response: Response | undefined
+  const sentAt = performance.now()
+  let current: Awaited<ReturnType<typeof bounded>>
   try {
-    response = await post(startUrl, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps }, _meta: { progressToken: id } } })
-  } catch {
-    run.cut = true
+    current = await bounded((signal) => post(startUrl, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps }, _meta: { progressToken: id } } }, signal))
+  } catch (error) {
+    if (isTimeout(error)) run.hungAt = sentAt
+    else run.cut = true
     return run
   }
-  while (performance.now() < deadline) {
-    if (response.status !== 200 || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      const text = await response.text()
-      if (response.status === 503 && run.ids.length > 0) {
-        // The store is away: resume again shortly.
-      } else if (response.status === 200 || response.status >= 400) {
-        try { run.final = JSON.parse(text) } catch { run.failure = `HTTP ${response.status}: ${text.slice(0, 200)}` }
-        if (response.status === 404 || (response.status >= 500 && response.status !== 503)) run.failure = `HTTP ${response.status}: ${text.slice(0, 200)}`
+  try {
+    while (performance.now() < deadline) {
+      const response = current.response
+      if (response.status !== 200 || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+        const text = await response.text().catch(() => undefined)
+        if (text === undefined || (response.status === 503 && run.ids.length > 0)) {
+          // Cut or silent, or the store is away: resume again shortly.
+        } else if (response.status === 200 || response.status >= 400) {
+          try { run.final = JSON.parse(text) } catch { run.failure = `HTTP ${response.status}: ${text.slice(0, 200)}` }
+          if (response.status === 404 || (response.status >= 500 && response.status !== 503)) run.failure = `HTTP ${response.status}: ${text.slice(0, 200)}`
+          return run
+        }
+      } else {
+        const reader = new SseReader(response)
+        try {
+          for (let event = await reader.next(); event !== undefined; event = await reader.next()) {
+            current.touch()
+            if (event.id !== undefined) run.ids.push(event.id)
+            if (event.data === '') continue
+            const message = JSON.parse(event.data) as { method?: string; params?: { progress?: number }; id?: unknown }
+            if (message.method === 'notifications/progress') run.progress.push(message.params!.progress!)
+            else if (message.method === undefined) {
+              run.final = message as StreamRun['final']
+              return run
+            }
+          }
+        } catch { /* cut or silent: resume below */ }
+      }
+      current.done()
+      const last = run.ids.at(-1)
+      if (last === undefined) {
+        run.cut = true
         return run
       }
-    } else {
-      const reader = new SseReader(response)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      run.resumptions++
       try {
-        for (let event = await reader.next(); event !== undefined; event = await reader.next()) {
-          if (event.id !== undefined) run.ids.push(event.id)
-          if (event.data === '') continue
-          const message = JSON.parse(event.data) as { method?: string; params?: { progress?: number }; id?: unknown }
-          if (message.method === 'notifications/progress') run.progress.push(message.params!.progress!)
-          else if (message.method === undefined) {
-            run.final = message as StreamRun['final']
-            return run
-          }
-        }
-      } catch { /* cut: resume below */ }
+        current = await bounded((signal) => fetch(url, { signal, headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': last } }))
+      } catch {
+        current = { response: new Response('', { status: 503 }), touch: () => undefined, done: () => undefined }
+      }
     }
-    const last = run.ids.at(-1)
-    if (last === undefined) {
-      run.cut = true
-      return run
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    run.resumptions++
-    try {
-      response = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': last } })
-    } catch {
-      response = new Response('', { status: 503 })
-    }
+  } finally {
+    current.done()
   }
   run.failure = `no final answer by the deadline (progress ${run.progress.join(',')})`
   return run
@@ -239,7 +274,8 @@ export async function progressStream(url: string, sessionId: string, id: string,
 /** Checks a stream run: progress 1, 2, … k once each and in order, ids never repeated, a final answer with the request's id. */
 export function streamProblems(run: StreamRun, id: string): string[] {
   const problems: string[] = []
-  if (run.cut === true) return problems
+  // Cut before its first event, or its first request never answered (judged with the hung calls).
+  if (run.cut === true || run.hungAt !== undefined) return problems
   if (run.failure !== undefined) problems.push(run.failure)
   run.progress.forEach((value, index) => {
     if (value !== index + 1) problems.push(`progress ${run.progress.join(',')}: not 1…k once each`)
@@ -303,8 +339,8 @@ export async function lostSessions(url: string, sessions: string[]): Promise<str
   const lost: string[] = []
   for (const sessionId of sessions) {
     for (let attempt = 0; ; attempt++) {
-      const response = await post(url, sessionId, { jsonrpc: '2.0', id: 'alive', method: 'tools/call', params: { name: 'whoami' } }).catch(() => undefined)
-      const text = await response?.text()
+      const response = await post(url, sessionId, { jsonrpc: '2.0', id: 'alive', method: 'tools/call', params: { name: 'whoami' } }, AbortSignal.timeout(CALL_TIMEOUT_MS)).catch(() => undefined)
+      const text = await response?.text().catch(() => undefined)
       if (response?.status === 200) break
       if (response?.status === 404 || attempt >= 100) {
         lost.push(`${sessionId}: ${response?.status ?? 'cut'} ${text ?? ''}`)
@@ -335,10 +371,11 @@ export async function judge(t: Test, url: string, result: ChaosResult, windows: 
   // to a worker in the instant it dies is never answered nor closed (nodejs/node#21746): the client's
   // timeout ends it. Such hangs are allowed, few and only right after a kill; any other is a failure.
   // A call sent shortly before the death may still be on its way through the balancer and the primary.
-  const excused = tally.hangs.filter((at) => handoff !== undefined && handoff.spans.some(([from, to]) => at >= from - 250 && at <= to + 50))
-  t.comment(`${tally.hangs.length} calls got no answer within ${CALL_TIMEOUT_MS} ms, ${excused.length} of them sent from 250 ms before a worker's death to the primary's knowing it`)
+  const hangs = [...tally.hangs, ...runs.flatMap(({ run }) => run.hungAt ?? [])]
+  const excused = hangs.filter((at) => handoff !== undefined && handoff.spans.some(([from, to]) => at >= from - 250 && at <= to + 50))
+  t.comment(`${hangs.length} calls and streams got no answer within ${CALL_TIMEOUT_MS} ms, ${excused.length} of them sent from 250 ms before a worker's death to the primary's knowing it`)
   const first = handoff?.spans[0]?.[0] ?? windows[0]?.[0] ?? 0
-  t.same(tally.hangs.filter((at) => !excused.includes(at)).map((at) => Math.round(at - first)), [], `no call hung, but for a connection handed to a dying worker (times from the first death; spans ${JSON.stringify(handoff?.spans.map(([from, to]) => [0, Math.round(to - from)]) ?? [])})`)
+  t.same(hangs.filter((at) => !excused.includes(at)).map((at) => Math.round(at - first)), [], `no call hung, but for a connection handed to a dying worker (times from the first death; spans ${JSON.stringify(handoff?.spans.map(([from, to]) => [0, Math.round(to - from)]) ?? [])})`)
   t.ok(excused.length <= (handoff?.most ?? 0), `at most ${handoff?.most ?? 0} such`)
   t.same(tally.failures, [], 'no call failed: every one answered, refused with a JSON-RPC error, or cut as its process died')
   t.equal(tally.counts.failure, 0, 'no failures')

@@ -10,6 +10,7 @@
  */
 import fc from 'fast-check'
 import type { Test } from 'tap'
+import { MAX_ID_LENGTH } from '../../gateway/wire/jsonrpc.ts'
 
 /** The seed of every property in this run: FUZZ_SEED replays one, FUZZ_SCALE widens every case count. */
 export const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31)
@@ -36,7 +37,7 @@ export const METHODS = ['initialize', 'ping', 'tools/list', 'tools/call', 'promp
 /** Ids a case may carry: fine ones and every shape that cannot be echoed exactly. */
 export const idArb = fc.oneof(
   fc.integer(), fc.string({ maxLength: 20 }), fc.maxSafeInteger(),
-  fc.constantFrom(2 ** 53, 2 ** 53 + 2, -(2 ** 53) - 2, 1.5, 1e300, -0, null, true, 'x'.repeat(300), [1], { a: 1 }),
+  fc.constantFrom(2 ** 53, 2 ** 53 + 2, -(2 ** 53) - 2, 1.5, 1e300, -0, null, true, 'x'.repeat(300), 'x'.repeat(MAX_ID_LENGTH + 1), [1], { a: 1 }),
 )
 
 /** Params: the names the test handler knows, junk beside them, and non-objects. */
@@ -63,11 +64,11 @@ export class CaseFailure extends Error {
   }
 }
 
-/** The id an answer must carry for a parsed message: its own when a string or safe integer, else null. */
+/** The id an answer must carry for a parsed message: its own when a string (not over MAX_ID_LENGTH) or safe integer, else null. */
 export function idFor(message: unknown): string | number | null {
   if (message === null || typeof message !== 'object' || Array.isArray(message)) return null
   const id = (message as { id?: unknown }).id
-  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as string | number) : null
+  return (typeof id === 'string' && id.length <= MAX_ID_LENGTH) || Number.isSafeInteger(id) ? (id as string | number) : null
 }
 
 /** Parses `text` the way a client would, or undefined when it is not valid UTF-8 JSON. */

@@ -146,7 +146,7 @@ t.test('one process, memory store (the default config’s shape)', (t) => reload
 t.test('two workers, cluster store', (t) => reloadStory(t, { workers: 2, store: { type: 'cluster' } }, 2))
 t.test('two workers, Redis store', async (t) => {
   const redis = await startRedis(t)
-  await reloadStory(t, { workers: 2, store: { type: 'redis', url: redis.url, key_prefix: 'reload:' } }, 2)
+  await reloadStory(t, { workers: 2, store: { type: 'redis', url: redis.url, key_prefix: 'reload:' }, request_state: { key: 'reload-test-shared-request-state-key' } }, 2)
 })
 
 t.test('start --watch serves a handler module dropped into the folder and named in the config', async (t) => {

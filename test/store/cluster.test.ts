@@ -17,8 +17,8 @@ t.setTimeout(120_000)
 const primaryFile = fileURLToPath(new URL('./fixtures/cluster-primary.ts', import.meta.url))
 
 /** Forks a primary holding an empty store; it is killed at teardown. */
-async function forkPrimary(t: Test, eventCapacity = 1024, cacheTtl = 90): Promise<ChildProcess> {
-  const child = fork(primaryFile, [String(eventCapacity), String(cacheTtl)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+async function forkPrimary(t: Test, eventCapacity = 1024, cacheTtl = 90, eventBytes?: number): Promise<ChildProcess> {
+  const child = fork(primaryFile, [String(eventCapacity), String(cacheTtl), ...(eventBytes === undefined ? [] : [String(eventBytes)])], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   reapOnExit(child)
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
@@ -27,9 +27,9 @@ async function forkPrimary(t: Test, eventCapacity = 1024, cacheTtl = 90): Promis
   return child
 }
 
-storeContract(t, 'cluster', async ({ eventCapacity, cacheTtl }) => {
+storeContract(t, 'cluster', async ({ eventCapacity, cacheTtl, eventBytes }) => {
   // A fresh primary per store: the contract closes the store, and the child goes with the test.
-  const child = await forkPrimary(t, eventCapacity, cacheTtl)
+  const child = await forkPrimary(t, eventCapacity, cacheTtl, eventBytes)
   const store = new ClusterStore(child)
   const close = store.close.bind(store)
   store.close = async () => {

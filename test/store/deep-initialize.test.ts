@@ -44,7 +44,7 @@ t.test('every store: the same answers to a deep initialize and to one at the lim
     memory: async () => undefined,
     cluster: () => clusterStore(t),
     redis: async () => {
-      const store = createStore({ type: 'redis', url: redis.url, key_prefix: 'deep:', event_capacity: 16, cache_ttl: 10, connect_timeout: 2, command_timeout: 2 })
+      const store = createStore({ type: 'redis', url: redis.url, key_prefix: 'deep:', event_capacity: 16, cache_ttl: 10, event_bytes: 1 << 20, connect_timeout: 2, command_timeout: 2 })
       t.teardown(() => store.close())
       for (let tries = 0; !(await store.ready()) && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 20))
       return store

@@ -16,8 +16,8 @@ t.setTimeout(180_000)
 const cluster = await startRedisCluster(t)
 let stores = 0
 
-storeContract(t, 'redis cluster', async ({ eventCapacity, cacheTtl }) => {
-  const store = new RedisStore({ cluster: cluster.nodes, keyPrefix: `c${++stores}:`, eventCapacity, cacheTtl, connectTimeout: 2, commandTimeout: 1 })
+storeContract(t, 'redis cluster', async (limits) => {
+  const store = new RedisStore({ cluster: cluster.nodes, keyPrefix: `c${++stores}:`, ...limits, connectTimeout: 2, commandTimeout: 1 })
   await store.connected()
   return store
 })

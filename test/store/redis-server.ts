@@ -13,6 +13,10 @@ export interface RedisServer {
   stop(): Promise<void>
   /** Starts it again on the same port: empty, or with what its append-only file kept. */
   start(): Promise<void>
+  /** Freezes the server (SIGSTOP): connections stay open, commands wait in its input buffer. */
+  freeze(): void
+  /** Wakes it (SIGCONT): it runs what waited, in order. */
+  thaw(): void
 }
 
 /** A free TCP port on loopback (bound and released; good enough for tests). */
@@ -68,8 +72,14 @@ export async function startRedis(t: Teardown, options: RedisOptions = {}): Promi
     running.kill('SIGKILL')
     await gone
   }
+  const signal = (name: NodeJS.Signals): void => {
+    if (child === undefined || child.exitCode !== null) throw new Error('redis-server is not running')
+    child.kill(name)
+  }
   t.teardown(stop)
   return {
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
     url: `redis://127.0.0.1:${port}`,
     port,
     stop,

@@ -22,8 +22,8 @@ function inspector(t: Test): Redis {
   return client
 }
 
-storeContract(t, 'redis', async ({ eventCapacity, cacheTtl }) => {
-  const store = redisStore({ eventCapacity, cacheTtl })
+storeContract(t, 'redis', async (limits) => {
+  const store = redisStore(limits)
   await store.connected()
   return store
 })

@@ -10,10 +10,11 @@ import type { Test } from 'tap'
 import type { Bus, BusMessage, SessionRecord, SessionStore, StoredEvent } from '../../gateway/store/store.ts'
 import { parseEventId } from '../../gateway/store/store.ts'
 
-/** The event-log bounds a backend must be built with (the config's `event_capacity` and `cache_ttl`, in seconds). */
+/** The event-log bounds a backend must be built with (the config's `event_capacity`, `cache_ttl` in seconds, `event_bytes`). */
 export interface StoreLimits {
   eventCapacity: number
   cacheTtl: number
+  eventBytes?: number
 }
 
 /** Makes a fresh, empty store with the given limits; the suite closes it. */
@@ -323,6 +324,26 @@ export function storeContract(t: Test, name: string, makeStore: MakeStore): void
       // A backend may refuse (undefined) a replay that would skip dropped events; it must never return them.
       t.notOk(ids(early?.events)?.some((id) => id === e2 || id === e3), 'dropped events are not replayed')
       if (early !== undefined) t.same(ids(early.events), [e4, e5, e6])
+    })
+
+    t.test('byte bound: a log keeps at most event_bytes of data (its newest event whatever its size)', async (t) => {
+      const store = await fresh(t, { eventCapacity: 1000, cacheTtl: 60, eventBytes: 4096 })
+      await store.create(sessionRecord('s1'), HOUR_MS)
+      await store.create(sessionRecord('s2'), HOUR_MS)
+      const kilobyte = (n: number) => `{"n":${n},"pad":"${'x'.repeat(900)}"}`
+      const appended: string[] = []
+      for (let n = 1; n <= 10; n++) appended.push(await store.append('s1', 'a', kilobyte(n)))
+      const other = await store.append('s2', 'a', kilobyte(0))
+      const kept = await store.replay('s1', appended[5]!)
+      t.same(ids(kept?.events), appended.slice(6), 'after the sixth: the rest, the newest kept')
+      const early = await store.replay('s1', appended[0]!)
+      const total = (early?.events ?? []).reduce((sum, event) => sum + event.data.length, 0)
+      t.ok(total <= 4096, `at most 4096 bytes replayed from the first id (${total})`)
+      t.notOk(ids(early?.events)?.includes(appended[1]!), 'the oldest were dropped')
+      const huge = await store.append('s1', 'a', `"${'y'.repeat(10_000)}"`)
+      t.same(ids((await store.replay('s1', appended[9]!))?.events), [huge], 'one event over the bound is kept alone, the newest')
+      const second = await store.append('s2', 'a', kilobyte(1))
+      t.same(ids((await store.replay('s2', other))?.events), [second], 'another session keeps its own')
     })
 
     t.test('age bound: events older than cache_ttl are dropped', async (t) => {

@@ -81,3 +81,21 @@ t.test('batches are refused for a later revision, without a session, and over li
   const unknown = await post(gateway, [ping(1)], { ...old, 'mcp-session-id': 'no-such-session' })
   t.equal(unknown.status, 404, 'an unknown session: 404, as for one message')
 })
+
+t.test('a nested batch or a member that is no message is answered with -32600, on the hot path gateway and on Fastify (issue 26)', async (t) => {
+  for (const [path, top] of [['hot path', {}], ['Fastify', { trust_proxy: true }]] as const) {
+    const gateway = await socketGateway(t, {}, top)
+    const headers = await session(gateway, OLD)
+    for (const [what, body] of [
+      ['[[…]]', [[{ jsonrpc: '2.0', id: 1, method: 'ping' }]]],
+      ['[[]]', [[]]],
+      ['[1]', [1]],
+      ['a nested batch beside a notification', [[{ jsonrpc: '2.0', id: 1, method: 'ping' }], { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'x' } }]],
+    ] as const) {
+      const answer = await post(gateway, body, headers)
+      t.equal(answer.status, 200, `${path}, ${what}: answered, not 202`)
+      t.match(answer.type, /^application\/json/)
+      t.match(JSON.parse(answer.body || 'null'), [{ jsonrpc: '2.0', id: null, error: { code: -32600 } }], `${path}, ${what}: one -32600 with id null`)
+    }
+  }
+})

@@ -99,6 +99,8 @@ t.test('every request gets the same answer from the hot path as from Fastify', a
     ['a prompt that throws', '{"jsonrpc":"2.0","id":11,"method":"prompts/get","params":{"name":"broken"}}', {}, 1, true],
     ['JSON that does not parse', '{"jsonrpc":"2.0","id":12,"method":"too', {}, 1, false],
     ['JSON nested too deep', deep, {}, 1, false],
+    ['JSON of too many values (limits.json_values)', `{"jsonrpc":"2.0","id":"many","method":"ping","params":{"a":[${'{},'.repeat(100_000)}{}]}}`, {}, 1, false],
+    ['an id longer than an id may be', `{"jsonrpc":"2.0","id":"${'i'.repeat(2000)}","method":"ping"}`, {}, 1, false],
     ['not an object', '"just a string"', {}, 1, false],
     ['a batch', '[{"jsonrpc":"2.0","id":13,"method":"ping"},{"jsonrpc":"2.0","id":14,"method":"ping"}]', {}, 1, false],
     ['a notification', '{"jsonrpc":"2.0","method":"notifications/whatever"}', {}, 1, false],

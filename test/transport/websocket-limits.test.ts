@@ -10,7 +10,7 @@ const route = { location: '/live', handler: fixture('live'), transports: ['strea
 const wsUrl = (url: string) => `${url.replace(/^http/, 'ws')}/live`
 const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }
 
-interface Raw { ws: WebSocket; closed: Promise<{ code: number; reason: string; at: number }>; messages: unknown[] }
+interface Raw { ws: WebSocket; closed: Promise<{ code: number; reason: string; at: number }>; messages: unknown[]; openedAt: number }
 
 async function open(t: { teardown(fn: () => unknown): void }, url: string): Promise<Raw> {
   const ws = new WebSocket(url, 'mcp')
@@ -20,18 +20,18 @@ async function open(t: { teardown(fn: () => unknown): void }, url: string): Prom
     ws.once('close', (code, reason) => resolve({ code, reason: reason.toString(), at: performance.now() })))
   await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
   t.teardown(() => ws.terminate())
-  return { ws, closed, messages }
+  return { ws, closed, messages, openedAt: performance.now() }
 }
 
 t.test('connections that never initialize are closed at the initialize deadline', async (t) => {
   const gateway = await gatewayWith(t, [{ ...route, websocket: { initialize_timeout: 0.3 } }])
-  const started = performance.now()
   const silent = await Promise.all(Array.from({ length: 50 }, () => open(t, wsUrl(gateway.url))))
   const closes = await Promise.all(silent.map((raw) => raw.closed))
   t.ok(closes.every((close) => close.code === 1008), 'every one closed with 1008 (policy violation)')
   t.match(closes[0]!.reason, /initialize/, `the reason says why (${closes[0]!.reason})`)
-  const slowest = Math.max(...closes.map((close) => close.at - started))
-  t.ok(slowest < 1500, `all closed within 1.5 s (${Math.round(slowest)} ms)`)
+  // Each from its own opening: on a busy machine opening fifty takes a while, and the deadline is each one's.
+  const slowest = Math.max(...closes.map((close, n) => close.at - silent[n]!.openedAt))
+  t.ok(slowest < 1500, `each closed within 1.5 s of its opening (slowest ${Math.round(slowest)} ms)`)
 })
 
 t.test('an initialized connection that stays silent is closed at the idle timeout; one that talks stays', async (t) => {

@@ -6,24 +6,17 @@
  * own Authorization header never travels upstream.
  */
 import { execFileSync } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import type { TLSSocket } from 'node:tls'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import t, { type Test } from 'tap'
-import { WebSocketServer } from 'ws'
+import t from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { startGateway } from '../../gateway/server/server.ts'
 import { freePort } from '../fixtures/waiting.ts'
 import { startRecordingUpstream, whoami } from './fixtures/recording-upstream.ts'
+import { startWsUpstream } from './fixtures/ws-upstream.ts'
 
 t.setTimeout(120_000)
 
@@ -41,43 +34,15 @@ function makeCertificates(folder: string): Record<'ca' | 'serverKey' | 'serverCe
   return { ca: file('ca.pem'), serverKey: file('server.key'), serverCert: file('server.pem'), clientKey: file('client.key'), clientCert: file('client.pem') }
 }
 
-/** A wss MCP upstream (the SDK's McpServer on each connection) demanding a client certificate; `whoami` names the certificate. */
-async function startWssUpstream(t: Test, tls: { key: Buffer; cert: Buffer; ca: Buffer }, headers: Array<Record<string, unknown>>): Promise<string> {
-  const server = createServer({ ...tls, requestCert: true, rejectUnauthorized: true })
-  const wss = new WebSocketServer({ server, handleProtocols: (offered) => (offered.has('mcp') ? 'mcp' : false) })
-  wss.on('connection', (socket, request) => {
-    headers.push({ ...request.headers })
-    const peer = (request.socket as TLSSocket).getPeerCertificate().subject?.CN
-    const transport: Transport = {
-      start: async () => undefined,
-      send: async (message: JSONRPCMessage) => void socket.send(JSON.stringify(message)),
-      close: async () => socket.close(),
-    }
-    socket.on('message', (data) => transport.onmessage?.(JSON.parse(String(data)) as JSONRPCMessage))
-    socket.on('close', () => transport.onclose?.())
-    const mcp = new McpServer({ name: 'wss-upstream', version: '1.0.0' })
-    mcp.registerTool('whoami', {}, async () => ({ content: [{ type: 'text', text: JSON.stringify({ sub: `cert:${String(peer)}` }) }] }))
-    void mcp.connect(transport)
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => new Promise<void>((resolve) => {
-    for (const client of wss.clients) client.terminate()
-    wss.close()
-    server.closeAllConnections()
-    server.close(() => resolve())
-  }))
-  return `wss://127.0.0.1:${(server.address() as AddressInfo).port}/`
-}
-
 t.test('a client certificate per upstream over https and wss; none, no way in', async (t) => {
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-mtls-'))
   t.teardown(() => rmSync(folder, { recursive: true, force: true }))
   const files = makeCertificates(folder)
   const serverTls = { key: readFileSync(files.serverKey), cert: readFileSync(files.serverCert), ca: readFileSync(files.ca) }
   const https = await startRecordingUpstream(t, async () => ({ sub: 'mtls' }), { tls: { ...serverTls, requestCert: true, rejectUnauthorized: true } })
-  const wssHeaders: Array<Record<string, unknown>> = []
-  const wss = await startWssUpstream(t, serverTls, wssHeaders)
+  const wssUpstream = await startWsUpstream(t, { tls: serverTls })
+  const wss = wssUpstream.url
+  const wssHeaders = wssUpstream.handshakes
   const port = await freePort()
   const tls = { ca: files.ca, cert: files.clientCert, key: files.clientKey, servername: 'upstream.test' }
   const config = configFromObject({

@@ -4,7 +4,7 @@
  * is killed (SIGKILL) while one of its calls is in flight: that call, and the next ones, get an
  * `isError` result within the upstream's timeout; lists name it unavailable and keep the others';
  * the others keep answering. Restarted on the same port, it comes back: the health probe reconnects
- * (backoff from 1 s), and the session's next call opens a new connection with a new handshake.
+ * (after 250 ms, then every 500 ms), and the session's next call opens a new connection with a new handshake.
  */
 import { fileURLToPath } from 'node:url'
 import t from 'tap'

@@ -32,7 +32,10 @@ t.test('an HTTP upstream\'s SSE stream cut mid-call is resumed with Last-Event-I
   for (let round = 1; round <= 2; round++) {
     const progress: number[] = []
     const call = client.callTool('slow', { steps: 30 }, { onProgress: (p) => void progress.push(p) })
-    await sleep(300 * round)
+    // Cut once the stream is flowing (a few events in, more each round), not after a fixed time: on a
+    // busy machine the call may not have started streaming yet, and a cut POST is not resumable.
+    const deadline = Date.now() + 20_000
+    while (progress.length < 4 * round && Date.now() < deadline) await sleep(5)
     const seenAtCut = progress.length
     const cut = relay.cut()
     t.ok(cut >= 1, `round ${round}: the connections were cut (${cut}) with ${seenAtCut} progress events seen`)

@@ -41,3 +41,13 @@ t.test('resolveStdioUpstream: defaults, paths, node, environment', async (t) => 
   t.throws(() => resolveStdioUpstream({ name: 'c', command: 'x', pool: { min: 3, max: 2 } }, '/'), /pool.min \(3\) is above pool.max \(2\)/)
   t.throws(() => resolveStdioUpstream({ name: 'c', command: 'x', isolation: 'session', pool: { min: 1 } }, '/'), /isolation: shared only/)
 })
+
+t.test('roots: folders become file:// URIs (relative to cwd), URIs stay as they are, absent means none', async (t) => {
+  const withRoots = resolveStdioUpstream({ name: 'fs', command: 'x', cwd: 'data', roots: ['public', '/srv/shared dir', 'file:///already/a/uri'] }, '/etc/mcp-edge')
+  t.same(withRoots.roots, [
+    { uri: 'file:///etc/mcp-edge/data/public', name: '/etc/mcp-edge/data/public' },
+    { uri: 'file:///srv/shared%20dir', name: '/srv/shared dir' },
+    { uri: 'file:///already/a/uri' },
+  ])
+  t.equal(resolveStdioUpstream({ name: 'fs', command: 'x' }, '/').roots, undefined, 'no roots unless configured')
+})

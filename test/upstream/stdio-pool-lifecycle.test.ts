@@ -54,10 +54,11 @@ t.test('pool.min children survive idleness', async (t) => {
 t.test('close() kills every process group, also of a child that ignores SIGTERM', async (t) => {
   const { pool, logs } = poolFor(t, { env: { FIXTURE_IGNORE_TERM: '1' } }, { graceMs: 200 })
   const families: Family[] = []
-  for (const session of ['a', 'b']) {
-    const client = await connect(t, pool, { session })
-    families.push(answer<Family>(await client.callTool('grandchild')))
-  }
+  const clients = [await connect(t, pool, { session: 'a' }), await connect(t, pool, { session: 'b' })]
+  // b started a second child and waited on the first meanwhile: it moves once that one is ready.
+  await eventually(() => pool.status().filter((child) => child.state === 'ready').length === 2, 5000)
+  for (const client of clients) families.push(answer<Family>(await client.callTool('grandchild')))
+  t.not(families[0]!.pid, families[1]!.pid, 'two children')
   const started = Date.now()
   let closed = 0
   const transport = pool.transportFor({ session: 'c' })
@@ -84,18 +85,21 @@ t.test('a crash fails the requests in flight cleanly; restarts wait with backoff
   t.match(await inFlight, { name: 'TransportError', message: /exited with code 3/ }, 'so does the other request in flight')
   t.equal(answer<Echo>(await other.callTool('echo', { marker: 'b' })).marker, 'b', 'the other child is not disturbed')
 
-  // While the group waits, a session without a live child is answered at once, with the wait.
+  // A session whose child crashed: its next call waits for the restart (due within 1 s) and is served.
   const lone = await connect(t, poolFor(t, {}, { backoff: { initialMs: 300, maxMs: 5000, resetMs: 60_000 } }).pool, { session: 'z' })
+  const lonePid = answer<Echo>(await lone.callTool('echo', { marker: 'first' })).pid
   await lone.callTool('crash').catch(() => undefined)
-  const early = await lone.callTool('echo', { marker: 'too soon' }).catch((error: unknown) => error)
-  t.match(early, { name: 'TransportError', message: /failed 1 times in a row; next start in \d+ ms/ })
-  await sleep(350)
+  const asked = Date.now()
   const back = answer<Echo>(await lone.callTool('echo', { marker: 'back' }))
-  t.equal(back.marker, 'back', 'after the backoff the session goes on with a new child')
+  t.equal(back.marker, 'back', 'the next call is served, by a new child')
+  t.not(back.pid, lonePid)
+  t.ok(Date.now() - asked >= 250, 'after the backoff')
 
-  await lone.callTool('crash').catch(() => undefined)
-  const second = await lone.callTool('echo', { marker: 'too soon' }).catch((error: unknown) => error)
-  t.match(second, { message: /failed 2 times in a row; next start in (5\d\d|6\d\d) ms/ }, 'the wait doubles')
+  // A restart further off than RESTART_WAIT_MS: the call is answered at once, with the wait.
+  const far = await connect(t, poolFor(t, {}, { backoff: { initialMs: 3000, maxMs: 10_000, resetMs: 60_000 } }).pool, { session: 'y' })
+  await far.callTool('crash').catch(() => undefined)
+  const early = await far.callTool('echo', { marker: 'too soon' }).catch((error: unknown) => error)
+  t.match(early, { name: 'TransportError', message: /failed 1 times in a row; next start in \d+ ms/ })
   t.ok(logs.some((line) => line.msg === 'stdio upstream child failed; restarting with backoff' && line.childPid === pid))
 })
 
@@ -104,7 +108,11 @@ t.test('a child that cannot start: the error says so, and restarts back off', as
   const first = await connect(t, pool, { session: 'a' }).catch((error: unknown) => error)
   t.match(first, { name: 'TransportError', message: /could not start: .*exited with code 1/ })
   const second = await connect(t, pool, { session: 'b' }).catch((error: unknown) => error)
-  t.match(second, { message: /next start in/ })
+  t.match(second, { name: 'TransportError', message: /could not start/ }, 'a restart due soon is waited for, and fails cleanly too')
+  const slow = poolFor(t, { env: { FIXTURE_CRASH_ON_START: '1' } }, { backoff: { initialMs: 3000, maxMs: 6000, resetMs: 60_000 } }).pool
+  await connect(t, slow, { session: 'a' }).catch(() => undefined)
+  const refused = await connect(t, slow, { session: 'b' }).catch((error: unknown) => error)
+  t.match(refused, { message: /next start in/ }, 'one further off is refused at once')
   const missing = poolFor(t, { command: ['/nonexistent/server'] }).pool
   const third = await connect(t, missing, { session: 'c' }).catch((error: unknown) => error)
   t.match(third, { name: 'TransportError', message: /could not start \/nonexistent\/server: .*ENOENT/ })

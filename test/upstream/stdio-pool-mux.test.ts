@@ -105,7 +105,7 @@ t.test('list_changed and log messages reach every session; resources/updated onl
   t.same(stats.subscriptions, [], 'the last subscriber closing unsubscribes at the child')
 })
 
-t.test('a server→client request goes to the one session with a request in flight, else an error', async (t) => {
+t.test('a server→client request goes to the session whose call may have asked, else an error', async (t) => {
   const { pool } = poolFor(t, { pool: { max: 1 } })
   const sampler = (who: string) => ({ sampling: () => ({ role: 'assistant' as const, content: { type: 'text' as const, text: `from ${who}` }, model: 'm' }) })
   const a = await connect(t, pool, { session: 'a' }, sampler('a'))
@@ -115,10 +115,23 @@ t.test('a server→client request goes to the one session with a request in flig
   const alone = answer<{ answer: { result: { content: { text: string } } } }>(await b.callTool('sample', { marker: 'q' }))
   t.equal(alone.answer.result.content.text, 'from b', 'the only session in flight answers')
 
-  const slow = a.callTool('echo', { marker: 'a', delay: 300 })
-  const ambiguous = answer<{ answer: { error: { code: number; message: string } } }>(await b.callTool('sample', { marker: 'q' }))
-  t.match(ambiguous.answer.error, { code: -32603, message: /cannot be told whose/ }, 'two sessions in flight: refused, not guessed')
+  // a's echo is a tool not yet seen to answer without asking: b's call that may ask waits for it.
+  let slowDone = 0
+  const slow = a.callTool('echo', { marker: 'a', delay: 300 }).then((result) => ((slowDone = Date.now()), result))
+  await sleep(20)
+  const queued = answer<{ answer: { result: { content: { text: string } } } }>(await b.callTool('sample', { marker: 'q' }))
+  t.equal(queued.answer.result.content.text, 'from b', 'two sessions with calls that may ask: the second waits, then is asked itself')
+  t.ok(slowDone > 0, 'b\'s call went after a\'s had ended')
   t.equal(answer<Echo>(await slow).marker, 'a')
+
+  // echo has now answered alone without asking: it runs freely beside b's call, which is the one asked.
+  let echoDone = 0
+  const quiet = a.callTool('echo', { marker: 'a2', delay: 300 }).then((result) => ((echoDone = Date.now()), result))
+  await sleep(20)
+  const beside = answer<{ answer: { result: { content: { text: string } } } }>(await b.callTool('sample', { marker: 'q' }))
+  t.equal(beside.answer.result.content.text, 'from b', 'the one session with a call that may ask is asked')
+  t.equal(echoDone, 0, 'while a\'s quiet call was still in flight')
+  await quiet
 
   const undeclared = answer<{ answer: { error: { code: number } } }>(await plain.callTool('sample', { marker: 'q' }))
   t.equal(undeclared.answer.error.code, -32601, 'a client without the sampling capability is not asked')
@@ -174,4 +187,16 @@ t.test('pool.max bounds the children of session isolation', async (t) => {
   const refused = await connect(t, pool, { session: 'b' }).catch((error: unknown) => error)
   t.match(refused, { name: 'TransportError', message: /pool\.max/ })
   t.notOk(refused instanceof RpcError)
+})
+
+t.test('sessions placed on the warm child while others start move to them once ready, when idle', async (t) => {
+  const { pool } = poolFor(t, { pool: { max: 3 } })
+  await pool.warm()
+  const clients = await Promise.all(Array.from({ length: 9 }, (_, i) => connect(t, pool, { session: `s${i}` })))
+  t.same(pool.status().filter((child) => child.state === 'ready').map((child) => child.sessions), [9], 'at first every session is on the one ready child')
+  await eventually(() => pool.status().filter((child) => child.state === 'ready').length === 3, 10_000)
+  for (const client of clients) await client.callTool('echo', { marker: 'x' })
+  t.same(pool.status().map((child) => child.sessions).sort(), [3, 3, 3], 'the next requests spread them')
+  const pids = new Set(await Promise.all(clients.map(async (client) => answer<Echo>(await client.callTool('echo', { marker: 'y' })).pid)))
+  t.equal(pids.size, 3, 'answered by three children')
 })

@@ -12,8 +12,8 @@
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../../config/types.ts'
 import type { Registry } from '../../registry/registry.ts'
-import { EdgeCode, McpError, RpcCode, refusalOf } from '../../wire/errors.ts'
-import type { Caller } from '../../wire/caller.ts'
+import { EdgeCode, EdgeError, McpError, RpcCode, refusalOf } from '../../wire/errors.ts'
+import { quotaKey, type Caller } from '../../wire/caller.ts'
 import { internalErrorText, reportFailure } from '../../registry/failure-report.ts'
 import type { SessionRecord } from '../../store/store.ts'
 import type { JsonRpcRequest } from '../../wire/jsonrpc.ts'
@@ -38,10 +38,12 @@ const SHARED_METHODS: ReadonlySet<string> = new Set([
 ])
 const CACHEABLE: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read'])
 const MAY_NEED_INPUT: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read'])
+/** The wait a refused listen stream is told (Retry-After, and `data.retryAfterMs` on a channel without headers). */
+const LISTEN_RETRY_MS = 5000
 
-/** A sink that can also tell when the client went away and answer with an HTTP status. */
+/** A sink that can also tell when the client went away and answer with an HTTP status (and headers, such as Retry-After). */
 export interface StatelessSink extends RequestSink {
-  respond(message: Parameters<RequestSink['respond']>[0], httpStatus?: number): void
+  respond(message: Parameters<RequestSink['respond']>[0], httpStatus?: number, headers?: Readonly<Record<string, string>>): void
   onClose(listener: () => void): void
 }
 
@@ -117,7 +119,7 @@ export class StatelessDispatcher {
       return undefined
     }
     if (request.method === 'subscriptions/listen') {
-      this.#listen(request, sink)
+      this.#listen(request, sink, caller)
       return undefined
     }
     const params = request.params ?? {}
@@ -223,6 +225,12 @@ export class StatelessDispatcher {
   }
 
   #fail(request: JsonRpcRequest, error: unknown, sink: StatelessSink): void {
+    // A store outage is a 503 here too, as on a session (endpoint.ts), not an internal error.
+    if (error instanceof EdgeError && error.code === 'MCP_EDGE_STORE_UNAVAILABLE') {
+      this.#endpoint.logger.warn({ err: error, method: request.method }, 'session store unavailable')
+      sink.respond(errorMessage(request.id, error.rpcCode, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.message), error.status)
+      return
+    }
     if (!(error instanceof McpError)) {
       const ref = reportFailure(this.#endpoint.logger, error, { method: request.method, requestId: request.id })
       sink.respond(errorMessage(request.id, RpcCode.InternalError, internalErrorText(ref)))
@@ -233,8 +241,25 @@ export class StatelessDispatcher {
     sink.respond(errorMessage(request.id, code, error.message, error.data), code === RpcCode.MissingCapability ? EdgeCode.MCP_EDGE_MISSING_CAPABILITY.status : undefined)
   }
 
-  /** Opens a listen stream: the acknowledgement first, then the notifications it asked for. */
-  #listen(request: JsonRpcRequest, sink: StatelessSink): void {
+  /**
+   * Opens a listen stream: the acknowledgement first, then the notifications it asked for. Each holds
+   * a connection, its filter and its id for as long as it stays open, so a client (principal, else
+   * address) holds at most `limits.listen_streams_per_client` on this worker, and the route at most
+   * `limits.listen_streams`.
+   */
+  #listen(request: JsonRpcRequest, sink: StatelessSink, caller: Caller): void {
+    const limits = this.#endpoint.route.limits
+    const listeners = this.#endpoint.notifier.listeners
+    const client = quotaKey(caller)
+    const refusal = listeners.held(client) >= limits.listen_streams_per_client
+      ? new EdgeError('MCP_EDGE_TOO_MANY_LISTEN_STREAMS', `Too Many Requests: this client already holds ${limits.listen_streams_per_client} subscriptions/listen streams (limits.listen_streams_per_client); close one first`)
+      : listeners.size >= limits.listen_streams
+        ? new EdgeError('MCP_EDGE_LISTEN_STREAMS_FULL', `Service Unavailable: this route holds ${limits.listen_streams} subscriptions/listen streams (limits.listen_streams); retry later`)
+        : undefined
+    if (refusal !== undefined) {
+      sink.respond(errorMessage(request.id, refusal.rpcCode, refusal.message, { retryAfterMs: LISTEN_RETRY_MS }), refusal.status, refusal.headers)
+      return
+    }
     const asked = (request.params?.notifications ?? {}) as SubscriptionFilter
     const caps = this.#endpoint.route.capabilities
     const honoured: SubscriptionFilter = {}
@@ -255,12 +280,12 @@ export class StatelessDispatcher {
     const subscriptionId = request.id
     const meta = { [META_SUBSCRIPTION_ID]: subscriptionId }
     sink.send(notification('notifications/subscriptions/acknowledged', { notifications: honoured as JsonObject, _meta: meta }))
-    const remove = this.#endpoint.notifier.listeners.add({
+    const remove = listeners.add({
       subscriptionId,
       filter: honoured,
       send: (message) => sink.send(message),
       end: () => sink.respond(resultMessage(subscriptionId, { resultType: 'complete', _meta: meta })),
-    })
+    }, client)
     sink.onClose(remove)
   }
 

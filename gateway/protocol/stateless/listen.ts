@@ -1,7 +1,8 @@
 /**
  * `subscriptions/listen` streams (2026-07-28): a client opts in to list_changed kinds and resource
  * URIs; every message on the stream carries the subscription id. The registry is per route and
- * worker; the notifier feeds it with what happens on any worker.
+ * worker; the notifier feeds it with what happens on any worker. It counts the streams of each client
+ * (principal, else address), so the dispatcher can bound them per client and in all.
  */
 import type { JsonRpcMessage, JsonRpcNotification, RequestId } from '../../wire/jsonrpc.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
@@ -39,14 +40,28 @@ export function tagged(message: JsonRpcNotification, subscriptionId: RequestId):
 
 export class ListenRegistry {
   readonly #streams = new Set<ListenStream>()
+  /** Open streams per client key; a client with none has no entry. */
+  readonly #byClient = new Map<string, number>()
 
   get size(): number {
     return this.#streams.size
   }
 
-  add(stream: ListenStream): () => void {
+  /** Streams `client` holds open on this worker. */
+  held(client: string): number {
+    return this.#byClient.get(client) ?? 0
+  }
+
+  /** Adds a stream of `client`; the function returned removes it (once, however often it is called). */
+  add(stream: ListenStream, client: string): () => void {
     this.#streams.add(stream)
-    return () => this.#streams.delete(stream)
+    this.#byClient.set(client, this.held(client) + 1)
+    return () => {
+      if (!this.#streams.delete(stream)) return
+      const left = this.held(client) - 1
+      if (left <= 0) this.#byClient.delete(client)
+      else this.#byClient.set(client, left)
+    }
   }
 
   /** Delivers a list_changed or resources/updated notification to the streams that asked for it. */
@@ -63,5 +78,6 @@ export class ListenRegistry {
   endAll(): void {
     for (const stream of this.#streams) stream.end()
     this.#streams.clear()
+    this.#byClient.clear()
   }
 }

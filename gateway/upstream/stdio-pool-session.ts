@@ -1,0 +1,47 @@
+/**
+ * What a stdio child's multiplexer (stdio-pool-child.ts) needs of a session, and the handshakes a
+ * child makes: `initialize` (2025-era), or for 2026-07-28 requests a `server/discover` that must list
+ * that revision (stdio-pool-modern.ts).
+ */
+import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
+import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
+import type { PoolChild } from './stdio-pool-child.ts'
+
+/** What the multiplexer needs of a session (the pool's per-session transport). */
+export interface PoolSession {
+  /**
+   * The capabilities the session's client declared in its initialize; a server→client request needs
+   * the matching one. Undefined when the session never sent initialize (a client resuming a session
+   * kept as data): its client answers for itself.
+   */
+  readonly capabilities: ClientCapabilities | undefined
+  /** The session's client can be asked to sample or elicit (or may be: its capabilities are unknown). */
+  readonly canBeAsked: boolean
+  /** Requests of this session in flight: the session's id → the child's id. */
+  readonly inFlight: Map<RequestId, number>
+  /**
+   * A message for the session's client; `relatedId` is the session's request it belongs to, when
+   * that can be told (a progress notification; a request or log line while that request is the
+   * only one in flight), like the stream of a POST tells it over HTTP.
+   */
+  deliver(message: JsonRpcMessage, relatedId?: RequestId): void
+  /** The child is gone; the session's requests in flight fail and its next request takes another child. */
+  childGone(child: PoolChild, reason: string): void
+}
+
+/** The handshake of a child for 2026-07-28 requests: no initialize, a `server/discover` that must list that revision. */
+export const DISCOVER = 'discover'
+
+/** The envelope of the pool's own 2026-07-28 requests (discover, the liveness probe). */
+export const DISCOVER_PARAMS: JsonObject = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }
+
+/** A child whose discover does not list 2026-07-28: not a failure of the child, an answer about the server. */
+export class NotModernError extends Error {
+  override readonly name = 'NotModernError'
+}
+
+/** The session's one request in flight, if it has exactly one: what a message of the child's then belongs to. */
+export function onlyRequest(session: PoolSession): RequestId | undefined {
+  if (session.inFlight.size !== 1) return undefined
+  return session.inFlight.keys().next().value
+}
