@@ -16,5 +16,7 @@ export { ClientAnswerError, EdgeError, McpError, RpcCode } from './wire/errors.t
 export { InvalidClientAnswerError } from './protocol/client-answers.ts'
 export { defineAccess } from './edge/access-module.ts'
 export type { FilterAnswer, FilterCall, FilterModule } from './phases/filter-phase.ts'
+export type { LogModule } from './phases/log-phase.ts'
+export type { CallEvent } from './events/call-events.ts'
 export type { AccessRequest, AccessDecision, AllowDecision, DenyDecision, AddScopesDecision, AccessFunction, AccessModule } from './edge/access-module.ts'
 export type { Caller } from './wire/caller.ts'

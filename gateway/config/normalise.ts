@@ -25,7 +25,7 @@ export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'
     auth?: RawAuth | false
     scopes?: Partial<ScopesConfig>
     limits?: Partial<QuotasConfig>
-    phases?: { filter?: string }
+    phases?: { filter?: string; log?: string }
     filter?: { max_result_bytes?: number; redact?: boolean | string[]; stack_traces?: 'refuse' | 'pass' }
   }>
 }
@@ -84,7 +84,10 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       tasks: { ...route.tasks },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,
-      phases: route.phases?.filter === undefined ? {} : { filter: path.resolve(folder, route.phases.filter) },
+      phases: {
+        ...(route.phases?.filter === undefined ? {} : { filter: path.resolve(folder, route.phases.filter) }),
+        ...(route.phases?.log === undefined ? {} : { log: path.resolve(folder, route.phases.log) }),
+      },
       filter: filterConfig(route.filter),
       auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),
       scopes: scopes(route.scopes ?? doc.scopes),

@@ -196,7 +196,7 @@ export interface RouteConfig extends ProxyNaming {
   /** Anything the handler wants from the config; reaches it as `server.options`. */
   options: JsonObject
   /** The route's phase modules (absolute paths); see gateway/phases/. */
-  phases: { filter?: string }
+  phases: { filter?: string; log?: string }
   /** The built-in filter (gateway/phases/builtin-filter.ts); undefined: none. */
   filter: FilterConfig | undefined
   /** Access control (the gateway's `auth` unless the route sets its own); undefined: an open route. */

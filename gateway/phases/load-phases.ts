@@ -10,10 +10,12 @@ import { GENERATION_PARAMETER } from '../server/load-handler.ts'
 import { EdgeError } from '../wire/errors.ts'
 import { BuiltinFilter } from './builtin-filter.ts'
 import { FilterPhase, type FilterModule } from './filter-phase.ts'
+import type { LogModule } from './log-phase.ts'
 
 /** A route's loaded phase modules. */
 export interface PhaseModules {
   filter?: FilterModule
+  log?: LogModule
 }
 
 async function loadPhaseFunction(phase: string, file: string, generation: number): Promise<(...args: never[]) => unknown> {
@@ -40,6 +42,7 @@ async function loadPhaseFunction(phase: string, file: string, generation: number
 export async function loadPhases(route: RouteConfig, generation = 0): Promise<PhaseModules> {
   const modules: PhaseModules = {}
   if (route.phases.filter !== undefined) modules.filter = (await loadPhaseFunction('filter', route.phases.filter, generation)) as FilterModule
+  if (route.phases.log !== undefined) modules.log = (await loadPhaseFunction('log', route.phases.log, generation)) as LogModule
   return modules
 }
 

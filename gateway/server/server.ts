@@ -23,6 +23,7 @@ import { buildEndpoint } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
 import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { loadPhases, type PhaseModules } from '../phases/load-phases.ts'
+import { subscribeLogPhase } from '../phases/log-phase.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { createLimiter } from '../store/create-limiter.ts'
@@ -267,6 +268,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     endpoints.set(route.location, endpoint)
     endpoint.calls = events.route(route.location)
     endpoint.calls.source = routeComponents(endpoint)
+    const logPhase = phases.get(route.location)?.log
+    if (logPhase !== undefined) subscribeLogPhase(events, route.location, logPhase, endpoint.logger)
     if (access !== undefined) protectedRoutes.set(route.location, access)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {
