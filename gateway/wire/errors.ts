@@ -91,8 +91,8 @@ export const EdgeCode = {
   MCP_EDGE_INSUFFICIENT_SCOPE: { status: 403, rpc: ServerError, message: 'Forbidden: insufficient scope' },
   /** The route's access module refused (its own 4xx status replaces this one) or failed (the message names a reference). */
   MCP_EDGE_ACCESS_DENIED: { status: 403, rpc: ServerError, message: 'Forbidden' },
-  /** A route's filter phase withheld a result (over its size cap, or its filter module refused it). */
-  MCP_EDGE_RESULT_WITHHELD: { status: 200, rpc: ServerError, message: 'Result withheld by the route\'s filter' },
+  /** A route's filter phase withheld a result (over its size cap, or its filter module refused it); sent in the JSON-RPC body of the call's answer (the status is for a stateless POST's log only). */
+  MCP_EDGE_RESULT_WITHHELD: { status: 403, rpc: ServerError, message: 'Result withheld by the route\'s filter' },
   /** A path the admin listener does not serve, or a try-it call naming a route that is not configured. */
   MCP_EDGE_ADMIN_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: the admin API has no such path or route' },
   /** An upstream needs the caller's consent first (per-user OAuth): the data carries the URL elicitation to follow. */
