@@ -133,6 +133,16 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-filter',
+    label: 'mcp-edge tools/call, 1 session, a filter module + built-in redaction',
+    group: 'mcp-edge',
+    // edge-session with the filter phase on (issue 28: ≥ 0.9× edge-session); the audit sink is not built yet.
+    server: { kind: 'edge', route: { phases: { filter: path.join(ROOT, 'bench/handlers/pass-filter.ts') }, filter: { redact: true } } },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-tasks-route',
     label: 'mcp-edge tools/call, 1 session, tasks enabled (the tool is no task)',
     group: 'mcp-edge',

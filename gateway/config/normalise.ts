@@ -4,7 +4,8 @@
  */
 import path from 'node:path'
 import type { JsonObject } from '../wire/mcp-types.ts'
-import type { AdminConfig, AuthConfig, CapabilitiesConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
+import { DEFAULT_SECRET_PATTERNS } from '../phases/secret-patterns.ts'
+import type { AdminConfig, AuthConfig, CapabilitiesConfig, FilterConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
@@ -17,13 +18,15 @@ export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'
   limits: GatewayConfig['limits'] & Partial<QuotasConfig>
   auth?: RawAuth
   scopes?: Partial<ScopesConfig>
-  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas'> & {
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas' | 'phases' | 'filter'> & {
     handler?: string
     upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
     auth?: RawAuth | false
     scopes?: Partial<ScopesConfig>
     limits?: Partial<QuotasConfig>
+    phases?: { filter?: string; log?: string }
+    filter?: { max_result_bytes?: number; redact?: boolean | string[]; stack_traces?: 'refuse' | 'pass' }
   }>
 }
 
@@ -81,12 +84,24 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       tasks: { ...route.tasks },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,
+      phases: {
+        ...(route.phases?.filter === undefined ? {} : { filter: path.resolve(folder, route.phases.filter) }),
+        ...(route.phases?.log === undefined ? {} : { log: path.resolve(folder, route.phases.log) }),
+      },
+      filter: filterConfig(route.filter),
       auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),
       scopes: scopes(route.scopes ?? doc.scopes),
       limits,
       quotas: quotas(route.limits, doc.limits),
     })),
   }
+}
+
+/** The built-in filter as written: `redact: true` is the default secret set, `false` none. */
+function filterConfig(raw: { max_result_bytes?: number; redact?: boolean | string[]; stack_traces?: 'refuse' | 'pass' } | undefined): FilterConfig | undefined {
+  if (raw === undefined) return undefined
+  const redact = raw.redact === true ? [...DEFAULT_SECRET_PATTERNS] : raw.redact === false || raw.redact === undefined ? [] : [...raw.redact]
+  return { ...(raw.max_result_bytes === undefined ? {} : { max_result_bytes: raw.max_result_bytes }), redact, stack_traces: raw.stack_traces ?? 'refuse' }
 }
 
 // `true` means "everything this capability has", and a missing sub-flag means the same.

@@ -223,6 +223,10 @@ export interface RouteConfig extends ProxyNaming {
   cache: { ttl_ms: number; scope: 'public' | 'private' }
   /** Anything the handler wants from the config; reaches it as `server.options`. */
   options: JsonObject
+  /** The route's phase modules (absolute paths); see gateway/phases/. */
+  phases: { filter?: string; log?: string }
+  /** The built-in filter (gateway/phases/builtin-filter.ts); undefined: none. */
+  filter: FilterConfig | undefined
   /** Access control (the gateway's `auth` unless the route sets its own); undefined: an open route. */
   auth: AuthConfig | undefined
   /** Scopes each component needs (the gateway's `scopes` unless the route sets its own). */
@@ -391,4 +395,14 @@ export interface AdminConfig {
   reload: boolean
   /** The dashboard's try-it panel may call tools. */
   try_it: boolean
+}
+
+/** The built-in filter of a route's results. */
+export interface FilterConfig {
+  /** Largest result (its JSON, in bytes) that leaves; a larger one is refused. */
+  max_result_bytes?: number
+  /** Patterns whose matches are replaced by `[REDACTED]` in every string of a result; `true` in YAML is the default set. */
+  redact: string[]
+  /** An `isError` tool result whose text carries a stack trace: replaced by a reference (`refuse`) or let through (`pass`). */
+  stack_traces: 'refuse' | 'pass'
 }

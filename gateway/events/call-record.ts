@@ -82,6 +82,8 @@ export class CallRecord implements RequestSink {
 
 /** The record of the call `ctx` serves, if its calls are counted (a proxy notes its upstream there). */
 export function callRecordOf(ctx: unknown): CallRecord | undefined {
-  const sink = (ctx as { requestSink?: unknown } | undefined)?.requestSink
+  let sink = (ctx as { requestSink?: unknown } | undefined)?.requestSink
+  // A route's filter phase wraps the record (phases/filter-phase.ts): the record is its inner sink.
+  if (sink !== null && typeof sink === 'object' && !(sink instanceof CallRecord) && 'inner' in sink) sink = sink.inner
   return sink instanceof CallRecord ? sink : undefined
 }

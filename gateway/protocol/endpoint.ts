@@ -38,6 +38,7 @@ import { traceDispatch, tracing, type TraceHeaders } from './tracing.ts'
 import { TaskService } from '../tasks/task-service.ts'
 import { CallRecord } from '../events/call-record.ts'
 import type { RouteCalls } from '../events/call-events.ts'
+import type { FilterPhase } from '../phases/filter-phase.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 
@@ -86,6 +87,8 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
 
   /** Where this route's calls are counted (events/call-events.ts); undefined: not counted. */
   calls: RouteCalls | undefined
+  /** The route's filter phase (gateway/phases/); undefined when it declares none: sinks stay as they are. */
+  filter: FilterPhase | undefined
 
   constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger, codec: RequestStateCodec) {
     this.route = route
@@ -159,12 +162,16 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
    */
   handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
     const calls = this.calls
+    const filter = this.filter
     if (tracing.on) {
       const facts = { sessionId: record.id, protocolVersion: record.protocolVersion, address: caller.address, headers }
-      return traceDispatch(request, sink, facts, (traced, span) =>
-        this.#dispatch(record, request, calls === undefined ? traced : new CallRecord(traced, calls, request, record.id, caller.principal, span), caller))
+      return traceDispatch(request, sink, facts, (traced, span) => {
+        const counted = calls === undefined ? traced : new CallRecord(traced, calls, request, record.id, caller.principal, span)
+        return this.#dispatch(record, request, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
+      })
     }
-    return this.#dispatch(record, request, calls === undefined ? sink : new CallRecord(sink, calls, request, record.id, caller.principal), caller)
+    const counted = calls === undefined ? sink : new CallRecord(sink, calls, request, record.id, caller.principal)
+    return this.#dispatch(record, request, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
   }
 
   #dispatch(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {

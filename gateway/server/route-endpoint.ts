@@ -14,13 +14,15 @@ import type { SessionStore } from '../store/store.ts'
 import type { StdioTransports } from '../upstream/connect.ts'
 import { attachUpstreams } from '../upstream/attach.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
+import { filterPhaseOf, type PhaseModules } from '../phases/load-phases.ts'
 
 /**
  * Builds the endpoint of `route` and runs `handler`'s setup on it; a proxy route gets its upstreams
  * (stdio ones through `stdio`). Throws what the setup throws (after closing it).
  */
-export async function buildEndpoint(route: RouteConfig, handler: Handler, store: SessionStore, logger: Logger, codec: RequestStateCodec, stdio?: StdioTransports, credentials?: CredentialContext): Promise<McpEndpoint> {
+export async function buildEndpoint(route: RouteConfig, handler: Handler, store: SessionStore, logger: Logger, codec: RequestStateCodec, stdio?: StdioTransports, credentials?: CredentialContext, phases?: PhaseModules): Promise<McpEndpoint> {
   const endpoint = new McpEndpoint(route, new Registry({ pagination: route.pagination }), store, logger.child({ route: route.location }), codec)
+  endpoint.filter = filterPhaseOf(route, phases, endpoint.logger)
   try {
     await handler.setup(mcp, new RouteServerImpl(endpoint))
     if (route.upstreams.length > 0) attachUpstreams(endpoint, stdio, credentials)

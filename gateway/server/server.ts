@@ -23,6 +23,8 @@ import { buildEndpoint } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
 import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { registerOAuthCallback } from './oauth-callback.ts'
+import { loadPhases, type PhaseModules } from '../phases/load-phases.ts'
+import { subscribeLogPhase } from '../phases/log-phase.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { createLimiter } from '../store/create-limiter.ts'
@@ -131,8 +133,9 @@ function lingerOnRefusedBody(request: IncomingMessage): void {
 }
 
 /** Loads every route's handler module; returns the handlers, or every problem found. */
-export async function loadHandlers(routes: readonly RouteConfig[], generation = 0): Promise<{ handlers: Map<string, Handler>; problems: string[] }> {
+export async function loadHandlers(routes: readonly RouteConfig[], generation = 0): Promise<{ handlers: Map<string, Handler>; phases: Map<string, PhaseModules>; problems: string[] }> {
   const handlers = new Map<string, Handler>()
+  const phases = new Map<string, PhaseModules>()
   const problems: string[] = []
   for (const route of routes) {
     try {
@@ -140,14 +143,19 @@ export async function loadHandlers(routes: readonly RouteConfig[], generation = 
     } catch (error) {
       problems.push(`route ${route.location}: ${(error as Error).message}`)
     }
+    try {
+      phases.set(route.location, await loadPhases(route, generation))
+    } catch (error) {
+      problems.push(`route ${route.location}: ${(error as Error).message}`)
+    }
   }
-  return { handlers, problems }
+  return { handlers, phases, problems }
 }
 
 /** Builds (but does not start) the gateway. Throws when a handler module is missing or fails its setup. */
 export async function buildGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.log)
-  const { handlers, problems } = await loadHandlers(config.routes, options.generation)
+  const { handlers, phases, problems } = await loadHandlers(config.routes, options.generation)
   if (problems.length > 0) throw new Error(problems.join('\n'))
   const store = options.store ?? createStore(config.store, { logger })
   if (config.store.type !== 'memory' && config.request_state.key === undefined && !process.env.MCP_EDGE_REQUEST_STATE_KEY) {
@@ -238,7 +246,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     let access: RouteAccess | undefined
     try {
       access = await RouteAccess.build(route, logger)
-      endpoint = await buildEndpoint(route, handlers.get(route.location)!, store, logger, codec, undefined, credentials)
+      endpoint = await buildEndpoint(route, handlers.get(route.location)!, store, logger, codec, undefined, credentials, phases.get(route.location))
     } catch (error) {
       await credentials.close().catch(() => undefined)
       if (error instanceof EdgeError && error.code === 'MCP_EDGE_CONFIG_INVALID') {
@@ -261,6 +269,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     endpoints.set(route.location, endpoint)
     endpoint.calls = events.route(route.location)
     endpoint.calls.source = routeComponents(endpoint)
+    const logPhase = phases.get(route.location)?.log
+    if (logPhase !== undefined) subscribeLogPhase(events, route.location, logPhase, endpoint.logger)
     if (access !== undefined) protectedRoutes.set(route.location, access)
     // Each route in its own scope, so its Origin/Host hook guards only its own paths.
     await app.register(async (scope) => {

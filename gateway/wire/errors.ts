@@ -91,6 +91,8 @@ export const EdgeCode = {
   MCP_EDGE_INSUFFICIENT_SCOPE: { status: 403, rpc: ServerError, message: 'Forbidden: insufficient scope' },
   /** The route's access module refused (its own 4xx status replaces this one) or failed (the message names a reference). */
   MCP_EDGE_ACCESS_DENIED: { status: 403, rpc: ServerError, message: 'Forbidden' },
+  /** A route's filter phase withheld a result (over its size cap, or its filter module refused it); sent in the JSON-RPC body of the call's answer (the status is for a stateless POST's log only). */
+  MCP_EDGE_RESULT_WITHHELD: { status: 403, rpc: ServerError, message: 'Result withheld by the route\'s filter' },
   /** A path the admin listener does not serve, or a try-it call naming a route that is not configured. */
   MCP_EDGE_ADMIN_NOT_FOUND: { status: 404, rpc: InvalidRequest, message: 'Not Found: the admin API has no such path or route' },
   /** An upstream needs the caller's consent first (per-user OAuth): the data carries the URL elicitation to follow. */
@@ -142,6 +144,8 @@ export const EdgeCode = {
   MCP_EDGE_INTERNAL: { status: 500, rpc: InternalError, message: 'Internal error' },
   MCP_EDGE_CONFIG_INVALID: { status: 500, rpc: InternalError, message: 'Invalid configuration' },
   MCP_EDGE_HANDLER_INVALID: { status: 500, rpc: InternalError, message: 'Invalid handler module' },
+  /** A route's phase module (`phases:`) is missing, fails to load, or does not export a function. */
+  MCP_EDGE_PHASE_INVALID: { status: 500, rpc: InternalError, message: 'Invalid phase module' },
   /** A task's result over `tasks.max_result_bytes`: the task fails with this instead of keeping it. */
   MCP_EDGE_TASK_RESULT_TOO_LARGE: { status: 500, rpc: InternalError, message: 'The task result is too large to keep (tasks.max_result_bytes)' },
   /** The worker running a task stopped beating for `producer_timeout`: the task fails with this. */

@@ -70,6 +70,8 @@ t.test('defaults land everywhere', async (t) => {
       tasks: { enabled: false, ttl: 3600, max_ttl: 86400, poll_interval: 1, max_result_bytes: 1048576, max_per_owner: 100 },
       websocket: { ping_interval: 30, max_message_size: 4194304, initialize_timeout: 10, idle_timeout: 600 },
       options: {},
+      phases: {},
+      filter: undefined,
       upstreams: [],
       prefix: 'auto',
       separator: '__',

@@ -28,6 +28,7 @@ import { META_SUBSCRIPTION_ID, type ListenRegistry, type SubscriptionFilter } fr
 import { paramsDigest, type RequestStateCodec } from './request-state.ts'
 import { checkListenSubscriptions } from '../session-limits.ts'
 import { traceDispatch, tracing, type TraceHeaders } from '../tracing.ts'
+import type { FilterPhase } from '../../phases/filter-phase.ts'
 import { CallRecord } from '../../events/call-record.ts'
 import type { RouteCalls } from '../../events/call-events.ts'
 
@@ -60,6 +61,8 @@ export interface DispatchHost extends MethodHost, StatelessHost, MethodSource {
   readonly notifier: { readonly listeners: ListenRegistry }
   /** Where the route's calls are counted; undefined: not counted. */
   readonly calls: RouteCalls | undefined
+  /** The route's filter phase; undefined: results leave as the method made them. */
+  readonly filter: FilterPhase | undefined
   /** undefined when the route's catalogue is current here; else a promise that reads it (once, after a run-time change). */
   catalogueReady(): Promise<void> | undefined
 }
@@ -105,12 +108,16 @@ export class StatelessDispatcher {
       )
     }
     const calls = this.#endpoint.calls
+    const filter = this.#endpoint.filter
     if (tracing.on) {
       const facts = { sessionId: '', protocolVersion: envelope.protocolVersion, address: caller.address, headers }
-      return traceDispatch(request, sink, facts, (traced, span) =>
-        this.#dispatch(request, envelope, calls === undefined ? traced : (new CallRecord(traced, calls, request, '', caller.principal, span) as unknown as StatelessSink), caller))
+      return traceDispatch(request, sink, facts, (traced, span) => {
+        const counted = calls === undefined ? traced : (new CallRecord(traced, calls, request, '', caller.principal, span) as unknown as StatelessSink)
+        return this.#dispatch(request, envelope, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
+      })
     }
-    return this.#dispatch(request, envelope, calls === undefined ? sink : (new CallRecord(sink, calls, request, '', caller.principal) as unknown as StatelessSink), caller)
+    const counted = calls === undefined ? sink : (new CallRecord(sink, calls, request, '', caller.principal) as unknown as StatelessSink)
+    return this.#dispatch(request, envelope, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
   }
 
   #dispatch(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller): Promise<void> | undefined {
