@@ -20,7 +20,7 @@ export function requestStateKeyVerdict(config: GatewayConfig): KeyVerdict {
     return { refuse: 'store type redis is shared across hosts, and request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): each host would sign stateless requestState with a key of its own, and a round that reaches another host would be refused; set the same key (16+ characters) on every host' }
   }
   if (config.store.type === 'cluster' || config.workers === 'auto' || config.workers > 1) {
-    return { warn: 'request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): the primary made a random key for its workers, so requestState signed before a restart is refused after it (-32602) and another host cannot verify it; set request_state.key' }
+    return { warn: 'request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): the primary made a random key for its workers, so requestState signed before a restart is refused after it (as invalid params) and another host cannot verify it; set request_state.key' }
   }
   return undefined
 }
