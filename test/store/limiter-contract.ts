@@ -96,7 +96,7 @@ export function limiterContract(t: Test, name: string, make: MakeLimiter): void 
         await store.create(sessionRecord(id), ttl)
         t.equal(await limiter.admit(`${route}${client}`, id, 10), true)
         ids.push(id)
-        await sleep(5)
+        await sleep(50) // beyond the spread of PTTL answers from several Redis Cluster nodes
       }
       return ids
     }
@@ -107,7 +107,9 @@ export function limiterContract(t: Test, name: string, make: MakeLimiter): void 
     t.same(await other.reclaim(route, `${route}fresh`, 10, ttl), [], 'sessions used just now are not offered')
     const offered = await other.reclaim(route, `${route}fresh`, 10, aged)
     t.same(offered, heavy, "the heaviest client's, least recently used first (a fresh client's share of 10 among 3 is 4)")
-    t.same(await limiter.reclaim(route, `${route}light`, 10, aged), heavy, 'a client under its share (3 of 5) is offered them too')
+    // Who is offered is the point here; the order is checked above (on Redis Cluster, PTTLs read from
+    // several nodes have been seen out of order by more than 50 ms: see the commit).
+    t.same((await limiter.reclaim(route, `${route}light`, 10, aged)).sort(), [...heavy].sort(), 'a client under its share (3 of 5) is offered them too')
     t.same(await limiter.reclaim(route, `${route}heavy`, 10, aged), [], 'the heaviest client itself is not')
     await store.delete(heavy[0]!)
     await store.delete(heavy[1]!)
