@@ -139,6 +139,16 @@ export class RouteLimits {
     return this.#limiter.admit(`${this.#location}|${quotaKey(caller)}`, sessionId, this.sessionsPerPrincipal)
   }
 
+  /**
+   * At a full route, the sessions that may end so that `caller` gets one (its fair share of
+   * `maxSessions`, README's Limits): the heaviest client's, least recently used first; none when
+   * the caller holds its share already. Counted only where sessions_per_principal counts sessions.
+   */
+  reclaimable(caller: Caller, maxSessions: number, idleTtlMs: number): string[] | Promise<string[]> {
+    if (this.sessionsPerPrincipal === 0) return []
+    return this.#limiter.reclaim(`${this.#location}|`, `${this.#location}|${quotaKey(caller)}`, maxSessions, idleTtlMs)
+  }
+
   #outcome(request: LimitRequest, verdict: Awaited<ReturnType<Limiter['take']>>, tools: ReadonlyArray<{ rule: RateRule }> | undefined, slot: string | undefined): LimitOutcome {
     if (verdict === undefined) return slot !== undefined
     // Refused by a rate: the request does not run, so its slot goes back now.

@@ -26,6 +26,7 @@ import { methodTable, type MethodHandler } from './methods/index.ts'
 import { Notifier } from './notifier.ts'
 import type { ContextHost } from './request-context.ts'
 import { HandlerRequestContext } from './request-context.ts'
+import { FairShare } from './fair-share.ts'
 import { RouteEvents } from './route-events.ts'
 import type { RootsCache } from './roots-cache.ts'
 import { SessionLifecycle } from './session-lifecycle.ts'
@@ -69,6 +70,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
   readonly idleTtlMs: number
   readonly #methods: Map<string, MethodHandler>
   readonly #lifecycle: SessionLifecycle
+  readonly #fairShare: FairShare
   readonly #views: SessionViews
   readonly #events: RouteEvents
   #clientRequestSeq = 0
@@ -97,6 +99,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
     this.notifier = new Notifier(route.location, route.resumability, store, this.live, logger, route.limits.roots_cache)
     this.readTimeoutMs = route.read_timeout * 1000
     this.idleTtlMs = route.longest_standby * 1000
+    this.#fairShare = new FairShare(this.live, store, (id) => this.deleteSession(id), logger)
     this.logging = route.capabilities.logging
     const tasks = route.tasks.enabled && route.capabilities.tools !== false
     this.#methods = methodTable(route.capabilities, tasks)
@@ -149,9 +152,13 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
     this.#views.sessionListChanged(sessionId, list)
   }
 
-  /** Creates a session for an initialize request; throws McpError when params are invalid, EdgeError when the route is full. */
-  initialize(request: JsonRpcRequest, principal?: string): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
-    return this.#lifecycle.initialize(request, principal)
+  /**
+   * Creates a session for an initialize request; throws McpError when params are invalid, EdgeError
+   * when the route is full. At a full route, `reclaimable` names sessions of the heaviest client
+   * (least recently used first) of which the first idle one ends to make room (README, Limits).
+   */
+  initialize(request: JsonRpcRequest, principal?: string, reclaimable?: () => string[] | Promise<string[]>): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
+    return this.#lifecycle.initialize(request, principal, reclaimable === undefined ? undefined : async () => this.#fairShare.reclaim(await reclaimable()))
   }
 
   /**
@@ -341,6 +348,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
   }
 
   close(): void {
+    this.#fairShare.close()
     this.catalogues.close()
     this.#extension?.close()
     this.tasks?.close()

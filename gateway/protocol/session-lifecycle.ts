@@ -31,8 +31,11 @@ export class SessionLifecycle {
     this.#initializeResult = initializeResult
   }
 
-  /** Creates a session for an initialize request; throws McpError when params are invalid, EdgeError when the route is full. */
-  async initialize(request: JsonRpcRequest, principal?: string): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
+  /**
+   * Creates a session for an initialize request; throws McpError when params are invalid, EdgeError
+   * when the route is full and `reclaim` (the fair share: it ends another client's idle session) frees no place.
+   */
+  async initialize(request: JsonRpcRequest, principal?: string, reclaim?: () => Promise<boolean>): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
     const params = request.params ?? EMPTY_PARAMS
     if (typeof params.protocolVersion !== 'string') {
       throw new McpError(RpcCode.InvalidParams, 'initialize needs params.protocolVersion (a string)')
@@ -42,7 +45,7 @@ export class SessionLifecycle {
     }
     const route = this.#route
     checkInitializeSizes(params, route.limits)
-    if ((await this.#store.count(route.location)) >= route.max_sessions) {
+    if ((await this.#store.count(route.location)) >= route.max_sessions && !(reclaim !== undefined && (await reclaim()))) {
       throw new EdgeError('MCP_EDGE_TOO_MANY_SESSIONS', `Too many sessions on ${route.location} (max_sessions ${route.max_sessions}); retry later`)
     }
     const protocolVersion = negotiateVersion(params.protocolVersion)

@@ -22,7 +22,7 @@ import type { GatewayConfig } from '../config/types.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
 import { ClusterStoreHost } from '../store/cluster-host.ts'
 import { ClusterLimiterHost } from '../store/limiter-cluster.ts'
-import { MemoryLimiter } from '../store/limiter-memory.ts'
+import { expiresInOf, MemoryLimiter } from '../store/limiter-memory.ts'
 import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
 import { MemoryStore } from '../store/memory.ts'
 import { clusterAdminSource, startAdmin } from '../admin/admin-server.ts'
@@ -83,7 +83,7 @@ function runPrimary(config: GatewayConfig, watch: boolean, logger: Logger = crea
     const sessions = new MemoryStore(memoryStoreOptions(config.store))
     host = new ClusterStoreHost(sessions)
     // Rate limits and quotas of every worker, counted beside the sessions they count.
-    limiterHost = new ClusterLimiterHost(new MemoryLimiter({ alive: (id) => sessions.peek(id) !== undefined }))
+    limiterHost = new ClusterLimiterHost(new MemoryLimiter({ alive: (id) => sessions.peek(id) !== undefined, expiresIn: expiresInOf(sessions) }))
   }
   // A scrape reaches one worker; it asks here, and the answer covers every worker.
   if (config.metrics.enabled) serveClusterMetrics()

@@ -10,7 +10,6 @@
  * primary's key through its environment and sees it as configured.
  */
 import type { GatewayConfig } from '../config/types.ts'
-import { RpcCode } from '../wire/errors.ts'
 
 export type KeyVerdict = { refuse: string } | { warn: string } | undefined
 
@@ -21,7 +20,7 @@ export function requestStateKeyVerdict(config: GatewayConfig): KeyVerdict {
     return { refuse: 'store type redis is shared across hosts, and request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): each host would sign stateless requestState with a key of its own, and a round that reaches another host would be refused; set the same key (16+ characters) on every host' }
   }
   if (config.store.type === 'cluster' || config.workers === 'auto' || config.workers > 1) {
-    return { warn: `request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): the primary made a random key for its workers, so requestState signed before a restart is refused after it (${RpcCode.InvalidParams}) and another host cannot verify it; set request_state.key` }
+    return { warn: 'request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): the primary made a random key for its workers, so requestState signed before a restart is refused after it (as invalid params) and another host cannot verify it; set request_state.key' }
   }
   return undefined
 }

@@ -2,7 +2,8 @@
 import type { StoreConfig } from '../config/types.ts'
 import { primaryPeer, type IpcPeer } from './cluster-protocol.ts'
 import { ClusterLimiter } from './limiter-cluster.ts'
-import { MemoryLimiter } from './limiter-memory.ts'
+import { expiresInOf, MemoryLimiter } from './limiter-memory.ts'
+import { MemoryStore } from './memory.ts'
 import { RedisLimiter } from './limiter-redis.ts'
 import { redisConnection } from './redis-connection.ts'
 import type { Limiter } from './limiter.ts'
@@ -20,7 +21,7 @@ export function createLimiter(config: StoreConfig, options: CreateLimiterOptions
   switch (config.type) {
     case 'memory': {
       const store = options.store
-      return new MemoryLimiter({ alive: (id) => store.peek(id) !== undefined })
+      return new MemoryLimiter({ alive: (id) => store.peek(id) !== undefined, expiresIn: store instanceof MemoryStore ? expiresInOf(store) : undefined })
     }
     case 'cluster':
       return new ClusterLimiter(primaryPeer(options.primary))

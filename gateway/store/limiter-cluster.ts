@@ -12,7 +12,7 @@ import type { LimitRequest, Limiter, Verdict } from './limiter.ts'
 import { PendingCalls } from './pending-calls.ts'
 import { StoreUnavailableError } from './store.ts'
 
-type LimitOp = 'take' | 'admit'
+type LimitOp = 'take' | 'admit' | 'reclaim'
 interface LimitCall { mcpEdgeLimit: 1; call: number; op: LimitOp; args: unknown[] }
 interface LimitReply { mcpEdgeLimit: 1; reply: number; value?: unknown }
 type LimitMessage = LimitCall | LimitReply
@@ -42,6 +42,10 @@ export class ClusterLimiter implements Limiter {
 
   async admit(key: string, sessionId: string, max: number): Promise<boolean> {
     return (await this.#call('admit', [key, sessionId, max])) === true
+  }
+
+  async reclaim(prefix: string, key: string, capacity: number, idleTtlMs: number): Promise<string[]> {
+    return (await this.#call('reclaim', [prefix, key, capacity, idleTtlMs])) as string[]
   }
 
   async close(): Promise<void> {
@@ -99,6 +103,9 @@ export class ClusterLimiterHost {
         break
       case 'admit':
         value = limiter.admit(args[0] as string, args[1] as string, args[2] as number)
+        break
+      case 'reclaim':
+        value = limiter.reclaim(args[0] as string, args[1] as string, args[2] as number, args[3] as number)
         break
     }
     try {

@@ -45,7 +45,33 @@ export interface Limiter {
    * are counted there already; a counted session the store no longer has stops counting (ended, expired).
    */
   admit(key: string, sessionId: string, max: number): boolean | Promise<boolean>
+  /**
+   * A full route's fair share (README, Limits): `capacity` (max_sessions) shared evenly by the keys
+   * under `prefix` (a route's quota keys) that count sessions, `key` included. When `key` counts
+   * fewer than its share and at least two fewer than the heaviest other key, that key's sessions,
+   * least recently used first (at most `RECLAIM_CANDIDATES`), each unused for `RECLAIM_IDLE_MS` at
+   * least (sessions live `idleTtlMs` without a touch); else none. Only a session creation at a full
+   * route asks: no request of a known session pays for it.
+   */
+  reclaim(prefix: string, key: string, capacity: number, idleTtlMs: number): string[] | Promise<string[]>
   close(): Promise<void>
+}
+
+/**
+ * How long a session must go unused before a full route may end it for a client under its fair share.
+ * Every worker touches its sessions with a request in flight or an open stream every
+ * `BUSY_TOUCH_MS` (store/record-cache.ts coalesces touches over at most 5 s), so a busy session on any
+ * worker or host was seen within 7.5 s and is never a candidate.
+ */
+export const RECLAIM_IDLE_MS = 15_000
+export const BUSY_TOUCH_MS = 2_500
+
+/** How many sessions of the heaviest client `reclaim` offers: the caller skips those busy on its worker. */
+export const RECLAIM_CANDIDATES = 8
+
+/** A client's fair share of a full route's `capacity` when `holders` clients (the asking one included) hold sessions there. */
+export function fairShare(capacity: number, holders: number): number {
+  return Math.ceil(capacity / Math.max(1, holders))
 }
 
 /** How long a quota key's session set outlives its last admission (a day: far beyond any idle TTL). */

@@ -35,6 +35,11 @@ export class ChannelLimits {
     return this.#admission(request, sessionId, outcome)
   }
 
+  /** The route's limits, for a full route's fair share (session-door.ts's openSession). */
+  get route(): RouteLimits {
+    return this.#limits
+  }
+
   /** Counts a new session under its creator; the refusal to answer when it is one too many. */
   async admitSession(request: JsonRpcRequest, sessionId: string): Promise<JsonRpcResponse | undefined> {
     if (await this.#limits.admitSession(this.#caller, sessionId)) return undefined

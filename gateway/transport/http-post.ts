@@ -112,7 +112,7 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
   }
 
   async function initialize(request: JsonRpcRequest, http: FastifyRequest, reply: FastifyReply, started: number): Promise<FastifyReply> {
-    const opened = await openSession(endpoint, request, callerOf(http), endpoint.logger)
+    const opened = await openSession(endpoint, request, callerOf(http), endpoint.logger, limits)
     if (opened.refusal !== undefined) return replyError(reply, opened.refusal, request.id)
     const { record, response } = opened
     if (limits !== undefined) {

@@ -275,7 +275,7 @@ export class MessageSession {
     const endpoint = this.#endpoint
     let opened
     try {
-      opened = await openSession(endpoint, request, this.#caller, this.#logger)
+      opened = await openSession(endpoint, request, this.#caller, this.#logger, this.#limits?.route)
     } catch (error) {
       this.#logger.error({ err: error }, 'initialize failed')
       return errorMessage(request.id, RpcCode.InternalError, 'Internal error')

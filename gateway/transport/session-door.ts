@@ -8,6 +8,7 @@
  *           ─► else ─► findSession ─► serveSession: request │ notification │ response ─► McpEndpoint
  */
 import type { Logger } from 'pino'
+import type { RouteLimits } from '../edge/limits.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { TraceHeaders } from '../protocol/tracing.ts'
@@ -34,13 +35,14 @@ export function wayOf(incoming: Incoming, body: unknown, sessionNamed: boolean, 
 export type Opened = { record: SessionRecord; response: JsonRpcResponse; refusal?: undefined } | { refusal: EdgeError }
 
 /**
- * Opens a session for an initialize request, owned by `caller`'s principal. Bad params, a full route and a store outage are
+ * Opens a session for an initialize request, owned by `caller`'s principal; with `limits`, a full
+ * route makes room for a caller under its fair share. Bad params, a full route and a store outage are
  * refusals from the error table (the store's own words go to the log only); anything else is a bug
  * and is thrown.
  */
-export async function openSession(endpoint: McpEndpoint, request: JsonRpcRequest, caller: Caller, logger: Logger): Promise<Opened> {
+export async function openSession(endpoint: McpEndpoint, request: JsonRpcRequest, caller: Caller, logger: Logger, limits?: RouteLimits): Promise<Opened> {
   try {
-    return await endpoint.initialize(request, caller.principal)
+    return await endpoint.initialize(request, caller.principal, limits === undefined ? undefined : () => limits.reclaimable(caller, endpoint.route.max_sessions, endpoint.idleTtlMs))
   } catch (error) {
     return { refusal: initializeRefusal(error, logger) }
   }

@@ -16,9 +16,7 @@ import type { JsonObject } from '../wire/mcp-types.ts'
 
 /** The texts an upstream uses to say it has no tool `name`. */
 function unknownToolTexts(name: string): string[] {
-  // The TS SDK's text carries the code it would have sent: -32602, RpcCode.InvalidParams.
-  const sdk = `MCP error ${RpcCode.InvalidParams}: Tool ${name}`
-  return [`${sdk} not found`, `${sdk} disabled`, `Unknown tool: ${name}`, `Tool ${name} not found`]
+  return [`MCP error ${RpcCode.InvalidParams}: Tool ${name} not found`, `MCP error ${RpcCode.InvalidParams}: Tool ${name} disabled`, `Unknown tool: ${name}`, `Tool ${name} not found`]
 }
 
 /** True when `result` is an upstream's tool-result way of saying it has no tool `name`. */

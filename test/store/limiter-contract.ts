@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import type { LimitRequest, Limiter, RateBucket, Verdict } from '../../gateway/store/limiter.ts'
+import { RECLAIM_IDLE_MS, type LimitRequest, type Limiter, type RateBucket, type Verdict } from '../../gateway/store/limiter.ts'
 import type { SessionStore } from '../../gateway/store/store.ts'
 import { sessionRecord } from './store-contract.ts'
 
@@ -83,5 +83,38 @@ export function limiterContract(t: Test, name: string, make: MakeLimiter): void 
     t.equal(await limiter.admit(`${key}-else`, ids[2]!, 2), true, 'another key has its own count')
     await store.delete(ids[0]!)
     t.equal(await other.admit(key, ids[2]!, 2), true, 'once one ended, the third is admitted')
+  })
+
+  t.test(`${name} limiter: a full route's fair share names the heaviest client's idle sessions, least recently used first`, async (t) => {
+    const { limiter, other, store } = await make(t)
+    const route = `/fair-${++keys}-${Date.now()}|`
+    const ttl = 60_000
+    const made = async (client: string, n: number): Promise<string[]> => {
+      const ids: string[] = []
+      for (let i = 0; i < n; i++) {
+        const id = `${client}-${i}-${route}`
+        await store.create(sessionRecord(id), ttl)
+        t.equal(await limiter.admit(`${route}${client}`, id, 10), true)
+        ids.push(id)
+        await sleep(50) // beyond the spread of PTTL answers from several Redis Cluster nodes
+      }
+      return ids
+    }
+    const heavy = await made('heavy', 6)
+    await made('light', 3)
+    // An idle TTL beyond the sessions' own stands for time gone by: each looks unused for that long.
+    const aged = ttl + RECLAIM_IDLE_MS + 1000
+    t.same(await other.reclaim(route, `${route}fresh`, 10, ttl), [], 'sessions used just now are not offered')
+    const offered = await other.reclaim(route, `${route}fresh`, 10, aged)
+    t.same(offered, heavy, "the heaviest client's, least recently used first (a fresh client's share of 10 among 3 is 4)")
+    // Who is offered is the point here; the order is checked above (on Redis Cluster, PTTLs read from
+    // several nodes have been seen out of order by more than 50 ms: see the commit).
+    t.same((await limiter.reclaim(route, `${route}light`, 10, aged)).sort(), [...heavy].sort(), 'a client under its share (3 of 5) is offered them too')
+    t.same(await limiter.reclaim(route, `${route}heavy`, 10, aged), [], 'the heaviest client itself is not')
+    await store.delete(heavy[0]!)
+    await store.delete(heavy[1]!)
+    t.same(await limiter.reclaim(route, `${route}light`, 10, aged), [], 'one fewer than the heaviest (3 and 4 live): none')
+    t.same(await limiter.reclaim(route, `${route}fresh`, 10, aged), heavy.slice(2), 'ended sessions are not offered')
+    t.same(await limiter.reclaim(`${route}x|`, `${route}x|fresh`, 10, aged), [], "another route's clients are not offered")
   })
 }

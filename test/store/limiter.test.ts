@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { ClusterStore } from '../../gateway/store/cluster-client.ts'
 import { ClusterLimiter } from '../../gateway/store/limiter-cluster.ts'
-import { MemoryLimiter } from '../../gateway/store/limiter-memory.ts'
+import { expiresInOf, MemoryLimiter } from '../../gateway/store/limiter-memory.ts'
 import { RedisLimiter } from '../../gateway/store/limiter-redis.ts'
 import { MemoryStore } from '../../gateway/store/memory.ts'
 import { RedisStore } from '../../gateway/store/redis.ts'
@@ -20,7 +20,7 @@ const primaryFile = fileURLToPath(new URL('./fixtures/cluster-primary.ts', impor
 
 limiterContract(t, 'memory', async (t) => {
   const store = new MemoryStore({ eventCapacity: 16, cacheTtl: 60 })
-  const limiter = new MemoryLimiter({ alive: (id) => store.peek(id) !== undefined })
+  const limiter = new MemoryLimiter({ alive: (id) => store.peek(id) !== undefined, expiresIn: expiresInOf(store) })
   t.teardown(async () => {
     await limiter.close()
     await store.close()
