@@ -38,9 +38,12 @@ t.test('an initialized connection that stays silent is closed at the idle timeou
   const gateway = await gatewayWith(t, [{ ...route, websocket: { initialize_timeout: 0.3, idle_timeout: 0.6 } }])
   const quiet = await open(t, wsUrl(gateway.url))
   const talking = await open(t, wsUrl(gateway.url))
+  // The quiet one's silence starts when its initialize leaves: the gateway's idle clock starts on receipt,
+  // later still, so the close can never come before the timeout counted from here (the poll below would
+  // start the count late by however long it took to notice the answer).
+  const silentFrom = performance.now()
   for (const raw of [quiet, talking]) raw.ws.send(JSON.stringify(initialize))
   await eventually(() => quiet.messages.length === 1 && talking.messages.length === 1)
-  const silentFrom = performance.now()
   const pinging = setInterval(() => talking.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })), 150)
   t.teardown(() => clearInterval(pinging))
   const close = await quiet.closed
