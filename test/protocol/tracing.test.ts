@@ -1,72 +1,17 @@
 // Traces for real: a gateway process exporting OTLP/HTTP (JSON) to a receiver this test runs on
 // loopback, driven by the official SDK client with a W3C traceparent header. And the same gateway
 // without OTEL_* in its environment exports nothing.
-import { createServer, type IncomingMessage } from 'node:http'
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { startGatewayProcess } from '../cluster/gateway-process.ts'
+import { OTEL_KEYS, attributes, receiver, until } from './fixtures/otlp-receiver.ts'
 
 const catalog = fileURLToPath(new URL('../e2e/fixtures/catalog.ts', import.meta.url))
 const route = { location: '/catalog', handler: catalog, server: { name: 'catalog', version: '1.0.0' } }
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
-
-interface OtlpValue { stringValue?: string; intValue?: string | number; boolValue?: boolean }
-interface OtlpSpan {
-  traceId: string
-  spanId: string
-  parentSpanId?: string
-  name: string
-  kind: number
-  attributes: Array<{ key: string; value: OtlpValue }>
-  status?: { code?: number }
-}
-interface OtlpRequest {
-  resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: OtlpValue }> }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>
-}
-
-/** A loopback OTLP/HTTP receiver: keeps every JSON export request it gets. */
-async function receiver(t: Test): Promise<{ endpoint: string; requests: OtlpRequest[]; spans(): OtlpSpan[] }> {
-  const requests: OtlpRequest[] = []
-  const server = createServer(async (request: IncomingMessage, response) => {
-    let body = ''
-    for await (const chunk of request) body += String(chunk)
-    if (request.url === '/v1/traces' && String(request.headers['content-type']).startsWith('application/json')) requests.push(JSON.parse(body) as OtlpRequest)
-    response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve())
-    server.closeAllConnections()
-  }))
-  const { port } = server.address() as AddressInfo
-  return {
-    endpoint: `http://127.0.0.1:${port}/v1/traces`,
-    requests,
-    spans: () => requests.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans))),
-  }
-}
-
-function attributes(list: Array<{ key: string; value: OtlpValue }>): Record<string, string | number | boolean | undefined> {
-  return Object.fromEntries(list.map(({ key, value }) => [key, value.stringValue ?? (value.intValue === undefined ? value.boolValue : Number(value.intValue))]))
-}
-
-async function until<T>(find: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const found = find()
-    if (found !== undefined) return found
-    if (Date.now() > deadline) throw new Error('not received in time')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
-const OTEL_KEYS = ['OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_BSP_SCHEDULE_DELAY', 'OTEL_SERVICE_NAME', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SDK_DISABLED']
 
 t.test('a tools/call is a SERVER span under the traceparent the client sent, exported over OTLP/HTTP', async (t) => {
   const otlp = await receiver(t)
