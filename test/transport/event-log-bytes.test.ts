@@ -69,7 +69,10 @@ t.test('echoed 3.9 MB answers: a session keeps event_bytes, the store event_byte
   t.comment(`60 more over six sessions: the log holds ${mib(store.heldEventBytes)}; heap +${mib(afterMany.heap - before.heap)}, RSS +${mib(afterMany.rss - before.rss)} (234 MB more without the bound)`)
   t.ok(store.heldEventBytes <= TOTAL + MESSAGE.length + 1024, 'the store keeps event_bytes_total in all')
   t.ok(afterMany.heap - before.heap < 64 * MIB, 'the heap holds what the total allows')
-  t.ok(afterMany.rss - before.rss < RSS_SLACK, 'and so does RSS')
+  // RSS is not asserted here: right after six concurrent 3.9 MB exchanges it still holds the
+  // allocator's pages of their transient copies (request, parse, SSE frame, the client's read), which
+  // varied 180-210 MiB between runs with the log at 22 MiB. What is held is the heap, checked above;
+  // RSS is checked once the traffic is over, below.
 
   // Nothing appends or replays now: the sweep (every 5 s) drops what cache_ttl (2 s) expired.
   await eventually(() => store.heldEventBytes === 0, 15_000)
