@@ -15,7 +15,7 @@ import type { Logger } from 'pino'
 import { RpcCode } from '../wire/errors.ts'
 import type { JsonRpcMessage, JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { type AskGate, MAX_UNATTRIBUTED } from './stdio-pool-asks.ts'
-import type { PoolSession } from './stdio-pool-child.ts'
+import type { PoolSession } from './stdio-pool-session.ts'
 import { missingCapability } from './stdio-pool-inbound.ts'
 
 /** `_meta` keys that may name the request a child's request belongs to (its id as the child saw it). */

@@ -5,7 +5,6 @@
  */
 import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import type { ClientCapabilities, JsonObject } from '../wire/mcp-types.ts'
-import type { PoolChild } from './stdio-pool-child.ts'
 
 /** What the multiplexer needs of a session (the pool's per-session transport). */
 export interface PoolSession {
@@ -25,8 +24,11 @@ export interface PoolSession {
    * only one in flight), like the stream of a POST tells it over HTTP.
    */
   deliver(message: JsonRpcMessage, relatedId?: RequestId): void
-  /** The child is gone; the session's requests in flight fail and its next request takes another child. */
-  childGone(child: PoolChild, reason: string): void
+  /**
+   * The child is gone; the session's requests in flight fail and its next request takes another child.
+   * `child` is the PoolChild that went (typed by identity only, so this file needs nothing of the child's).
+   */
+  childGone(child: object, reason: string): void
 }
 
 /** The handshake of a child for 2026-07-28 requests: no initialize, a `server/discover` that must list that revision. */
