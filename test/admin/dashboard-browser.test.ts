@@ -136,6 +136,13 @@ t.test('the dashboard, in Chromium', { skip: existsSync(CHROMIUM) ? false : `no 
   await page.locator('#try-tool option[value="echo"]').waitFor({ state: 'attached', timeout: 15_000 })
   await page.selectOption('#try-tool', 'echo')
   await page.getByLabel(/^message/).fill('hello from chromium')
+  // The route's list comes again while a person has typed (a route picked again, a list that was slow):
+  // what they typed stays (it was wiped, and the form then refused to submit an empty message).
+  const listedAgain = page.waitForResponse((response) => response.url().endsWith('/api/try'))
+  await page.dispatchEvent('#try-route', 'change')
+  await listedAgain
+  await page.waitForTimeout(50)
+  t.equal(await page.getByLabel(/^message/).inputValue(), 'hello from chromium', 'what was typed survives the list coming back')
   await page.getByRole('button', { name: 'Call', exact: true }).click()
   await t.resolves(page.locator('#try-result').filter({ hasText: 'hello from chromium' }).waitFor({ timeout: 15_000 }), 'the answer is shown')
   t.match(await page.locator('#try-result').textContent(), /Tool echo: hello from chromium/)

@@ -226,9 +226,12 @@ function fieldFor(name, schema, required) {
   return [label, input]
 }
 
+/** The form for the selected tool; what was typed in a field the new form also has is kept (a list that comes back while a person types must not wipe it). */
 function renderForm() {
   const tool = tools.get($('#try-tool').value)
   const fieldset = $('#try-args')
+  const typed = fieldset.dataset.tool === $('#try-tool').value ? valuesOf(fieldset) : new Map()
+  fieldset.dataset.tool = $('#try-tool').value
   const legend = document.createElement('legend')
   legend.textContent = 'Arguments'
   fieldset.replaceChildren(legend)
@@ -236,23 +239,42 @@ function renderForm() {
   const schema = tool?.inputSchema ?? {}
   const required = new Set(schema.required ?? [])
   for (const [name, property] of Object.entries(schema.properties ?? {})) fieldset.append(...fieldFor(name, property ?? {}, required.has(name)))
+  for (const input of fieldset.querySelectorAll('input, select, textarea')) {
+    if (!typed.has(input.name)) continue
+    if (input.type === 'checkbox') input.checked = typed.get(input.name)
+    else input.value = typed.get(input.name)
+  }
 }
 
+function valuesOf(fieldset) {
+  const values = new Map()
+  for (const input of fieldset.querySelectorAll('input, select, textarea')) values.set(input.name, input.type === 'checkbox' ? input.checked : input.value)
+  return values
+}
+
+let listing = 0
+
+/** The selected route's tools; the tool shown stays selected when the new list still has it, and only the latest listing is applied. */
 async function loadTools() {
+  const mine = ++listing
   const route = $('#try-route').value
   const select = $('#try-tool')
   let answer
   try {
     answer = await api('/api/try', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route, method: 'tools/list' }) })
   } catch (error) {
+    if (mine !== listing) return
     tools = new Map()
     select.replaceChildren()
     $('#try-result').textContent = `tools/list failed: ${error.message}`
     renderForm()
     return
   }
+  if (mine !== listing) return
+  const shown = select.value
   tools = new Map(answer.result.tools.map((tool) => [tool.name, tool]))
   select.replaceChildren(...[...tools.keys()].map((name) => new Option(name, name)))
+  if (tools.has(shown)) select.value = shown
   renderForm()
 }
 
