@@ -42,12 +42,19 @@ export class CallRecord implements RequestSink {
     this.#session = session
     this.#principal = principal
     this.span = span
-    // A stateless sink is told when its client goes: the record passes that on.
-    if (typeof this.#sink.onClose === 'function') (this as { onClose?: unknown }).onClose = (listener: () => void) => this.#sink.onClose!(listener)
   }
 
   send(message: JsonRpcMessage): void {
     this.#sink.send(message)
+  }
+
+  /**
+   * A stateless sink is told when its client goes: the record passes that on. A method on the class,
+   * not a closure set on each record: a per-request closure capturing the record put the tools/call
+   * bench's GC at 19% of its CPU (3% without), +10 µs a call.
+   */
+  onClose(listener: () => void): void {
+    this.#sink.onClose?.(listener)
   }
 
   respond(message: JsonRpcResponse, httpStatus?: number, headers?: Readonly<Record<string, string>>): void {

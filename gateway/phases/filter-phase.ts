@@ -125,18 +125,21 @@ export class FilterSink implements RequestSink {
     this.#phase = phase
     this.#request = request
     this.#principal = principal
-    // A stateless sink is told when its client goes: passed on, as CallRecord does.
-    if (typeof this.inner.onClose === 'function') (this as { onClose?: unknown }).onClose = (listener: () => void) => this.inner.onClose!(listener)
   }
 
   send(message: JsonRpcMessage): void {
     this.inner.send(message)
   }
 
-  respond(message: JsonRpcResponse, httpStatus?: number): void {
+  /** A stateless sink is told when its client goes: passed on (a method, not a closure per request; see CallRecord). */
+  onClose(listener: () => void): void {
+    this.inner.onClose?.(listener)
+  }
+
+  respond(message: JsonRpcResponse, httpStatus?: number, headers?: Readonly<Record<string, string>>): void {
     const filtered = this.#phase.filter(this.#request, this.#principal, message)
-    if (filtered instanceof Promise) void filtered.then((answer) => this.inner.respond(answer, httpStatus))
-    else this.inner.respond(filtered, httpStatus)
+    if (filtered instanceof Promise) void filtered.then((answer) => this.inner.respond(answer, httpStatus, headers))
+    else this.inner.respond(filtered, httpStatus, headers)
   }
 
   abandon(): void {
