@@ -7,13 +7,19 @@
 import { EdgeError } from '../wire/errors.ts'
 import { MemoryBus } from './memory.ts'
 import { RecordCache, type LoadedRecord } from './record-cache.ts'
-import { isStoreMessage, reviveRecord, type IpcPeer, type StoreOp } from './cluster-protocol.ts'
-import { PendingCalls } from './pending-calls.ts'
+import { isStoreMessage, reviveRecord, WRITE_OPS, type IpcPeer, type StoreOp } from './cluster-protocol.ts'
+import { CALL_TIMEOUT_MS, PendingCalls } from './pending-calls.ts'
 import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { StoreUnavailableError } from './store.ts'
 import type { TaskEntry, TaskTable } from './task-table.ts'
 
 interface Lifetime { record: SessionRecord; idleTtlMs: number; expiresInMs: number }
+
+/**
+ * The share of the call timeout a write has to reach the primary, as for Redis (redis-deadline.ts):
+ * the rest is for its reply, so a write the worker gave up on is never applied afterwards.
+ */
+const WRITE_REACH_MS = Math.floor(CALL_TIMEOUT_MS * 0.75)
 
 export class ClusterStore implements SessionStore {
   readonly bus: Bus
@@ -126,7 +132,8 @@ export class ClusterStore implements SessionStore {
   #call(op: StoreOp, args: unknown[]): Promise<unknown> {
     return this.#pending.start(op, (call) => {
       try {
-        this.#primary.send({ mcpEdgeStore: 1, call, op, args }, (error) => {
+        const message = WRITE_OPS.has(op) ? { mcpEdgeStore: 1, call, op, args, deadline: Date.now() + WRITE_REACH_MS } : { mcpEdgeStore: 1, call, op, args }
+        this.#primary.send(message, (error) => {
           if (error !== null) this.#pending.fail(call, new StoreUnavailableError(`cannot reach the cluster primary: ${error.message}`))
         })
       } catch (error) {
@@ -141,6 +148,7 @@ export class ClusterStore implements SessionStore {
     if (!isStoreMessage(message)) return
     if ('reply' in message) {
       if (message.error === undefined) this.#pending.settle(message.reply, message.value)
+      else if (message.late === true) this.#pending.fail(message.reply, new StoreUnavailableError(message.error))
       else this.#pending.fail(message.reply, message.code === undefined ? new Error(message.error) : new EdgeError(message.code, message.error))
     }
     else if ('invalidate' in message) this.#cache.invalidate(message.invalidate)

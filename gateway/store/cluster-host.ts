@@ -42,7 +42,11 @@ export class ClusterStoreHost {
     return this.#store.close()
   }
 
-  async #serve(peer: IpcPeer, { call, op, args }: CallMessage): Promise<void> {
+  async #serve(peer: IpcPeer, { call, op, args, deadline }: CallMessage): Promise<void> {
+    if (deadline !== undefined && Date.now() > deadline) {
+      send(peer, { mcpEdgeStore: 1, reply: call, late: true, error: `the ${op} reached the cluster primary after its deadline and was not applied` })
+      return
+    }
     let value: unknown
     try {
       value = await this.#run(peer, op, args)

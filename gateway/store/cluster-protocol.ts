@@ -23,9 +23,17 @@ export interface IpcPeer {
 
 export type StoreOp = 'create' | 'get' | 'update' | 'touch' | 'delete' | 'count' | 'sessionIds' | 'append' | 'replay' | 'publish' | 'ready' | 'taskRead' | 'taskWrite' | 'taskList' | 'taskCount' | 'readDoc' | 'writeDoc'
 
-export interface CallMessage { mcpEdgeStore: 1; call: number; op: StoreOp; args: unknown[] }
+/**
+ * `deadline` (a write's; ms since the epoch, the host's one clock): past it the primary does not apply
+ * the write, since the worker has answered (or is about to answer) its request as failed: a primary
+ * stalled for seconds (a long GC, SIGSTOP, swap) must not end a session after the client got 503.
+ */
+export interface CallMessage { mcpEdgeStore: 1; call: number; op: StoreOp; args: unknown[]; deadline?: number }
+
+/** Operations that change what the primary holds: each carries a deadline (cluster-client.ts). */
+export const WRITE_OPS: ReadonlySet<StoreOp> = new Set<StoreOp>(['create', 'update', 'delete', 'append', 'taskWrite', 'writeDoc'])
 /** `code`: an EdgeError's row (a refusal the store made, such as a full store), rebuilt as one by the worker. */
-export interface ReplyMessage { mcpEdgeStore: 1; reply: number; value?: unknown; error?: string; code?: EdgeCodeName }
+export interface ReplyMessage { mcpEdgeStore: 1; reply: number; value?: unknown; error?: string; code?: EdgeCodeName; late?: true }
 export interface InvalidateMessage { mcpEdgeStore: 1; invalidate: string }
 export interface BusDelivery { mcpEdgeStore: 1; bus: string; message: BusMessage }
 export type StoreMessage = CallMessage | ReplyMessage | InvalidateMessage | BusDelivery

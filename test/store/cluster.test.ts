@@ -73,3 +73,23 @@ t.test('a primary that goes away: calls reject with StoreUnavailableError, ready
   await t.rejects(store.bus.publish('c', { type: 'alive' }), StoreUnavailableError)
   t.equal(await store.ready(), false)
 })
+
+t.test('a write answered as failed is not applied later: a stalled primary drops writes past their deadline', async (t) => {
+  const child = await forkPrimary(t)
+  const store = new ClusterStore(child)
+  t.teardown(() => store.close())
+  await store.create(sessionRecord('kept'), 60_000)
+  await store.create(sessionRecord('other'), 60_000)
+  // The primary stalls (SIGSTOP: a long GC or swap in real life) while the worker sends a DELETE and an update.
+  child.kill('SIGSTOP')
+  const deleting = store.delete('kept')
+  const updating = store.update('other', { logLevel: 'error' })
+  await t.rejects(deleting, StoreUnavailableError, 'the DELETE is answered as failed (503 to its client)')
+  await t.rejects(updating, StoreUnavailableError)
+  child.kill('SIGCONT')
+  // Reads go to the primary: sessionIds is never cached by the worker.
+  t.same((await store.sessionIds('/a')).sort(), ['kept', 'other'], 'the DELETE the client saw fail did not happen when the primary woke')
+  t.equal((await store.count('/a')), 2)
+  t.not((await store.update('other', { logLevel: 'debug' }))?.logLevel, undefined, 'a write sent after the stall is applied')
+  t.equal((await store.update('other', {}))?.logLevel, 'debug', 'and the late update ("error") never was')
+})
