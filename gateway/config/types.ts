@@ -303,9 +303,9 @@ export interface LimitsConfig {
 
 /** The event log's bounds (README: Limits): per session by count, age and bytes; in all by bytes where the log lives in a process. */
 export interface EventLogConfig { event_capacity: number; cache_ttl: number; event_bytes: number }
-export interface MemoryStoreConfig extends EventLogConfig { type: 'memory'; event_bytes_total: number; session_bytes_total: number }
+export interface MemoryStoreConfig extends EventLogConfig { type: 'memory'; event_bytes_total: number; session_bytes_total: number; session_bytes_per_principal: number }
 /** Sessions held by the node:cluster primary, reached by the workers over IPC. */
-export interface ClusterStoreConfig extends EventLogConfig { type: 'cluster'; event_bytes_total: number; session_bytes_total: number }
+export interface ClusterStoreConfig extends EventLogConfig { type: 'cluster'; event_bytes_total: number; session_bytes_total: number; session_bytes_per_principal: number }
 /**
  * Sessions in Redis, for several hosts; `connect_timeout` and `command_timeout` in seconds. Exactly one
  * of `url` (one server), `sentinels` with `name` (Sentinel) or `cluster` (seed nodes) is set.

@@ -53,5 +53,6 @@ export function memoryStoreOptions(config: MemoryStoreConfig | ClusterStoreConfi
     eventBytes: config.event_bytes,
     eventBytesTotal: config.event_bytes_total,
     sessionBytesTotal: config.session_bytes_total,
+    sessionBytesPerPrincipal: config.session_bytes_per_principal,
   }
 }

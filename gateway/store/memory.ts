@@ -12,12 +12,15 @@
  * The sessions' own data (capabilities and clientInfo as created, subscribed URIs, hidden component
  * names, the session's documents) is counted too, against `session_bytes_total`: over it a new
  * session, subscription, hidden component or larger document is refused (503, Retry-After), and each
- * session's share is given back when it ends.
+ * session's share is given back when it ends. One principal's sessions together hold at most
+ * `session_bytes_per_principal` (429: that principal ends a session first), so one token filling
+ * its sessions to their caps cannot take the whole total. Sessions without a principal (open routes)
+ * count only against the total; their number per address is bounded by the session quota.
  */
 import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionDocName, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { applyChange } from './session-change.ts'
 import { EdgeError } from '../wire/errors.ts'
-import { DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_TOTAL, DEFAULT_SESSION_BYTES_TOTAL, eventId, parseEventId } from './store.ts'
+import { DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_TOTAL, DEFAULT_SESSION_BYTES_PER_PRINCIPAL, DEFAULT_SESSION_BYTES_TOTAL, eventId, parseEventId } from './store.ts'
 
 const jsonLength = (value: unknown): number => JSON.stringify(value)?.length ?? 0
 const listLength = (list: readonly string[]): number => list.reduce((sum, item) => sum + item.length, 0)
@@ -54,6 +57,8 @@ export interface MemoryStoreOptions {
   eventBytesTotal?: number
   /** Most bytes of sessions' own data kept by the store in all. */
   sessionBytesTotal?: number
+  /** Most bytes of sessions' own data one principal's sessions keep together. */
+  sessionBytesPerPrincipal?: number
   /** Milliseconds between sweeps of expired sessions. */
   sweepIntervalMs?: number
 }
@@ -98,6 +103,9 @@ export class MemoryStore implements SessionStore {
   readonly #sessionBytesTotal: number
   /** The size of every session's own data together. */
   #heldDataBytes = 0
+  readonly #sessionBytesPerPrincipal: number
+  /** The size of each principal's sessions' own data (sessions without a principal are not here). */
+  readonly #principalBytes = new Map<string, number>()
   readonly #sweeper: NodeJS.Timeout
 
   constructor(options: MemoryStoreOptions) {
@@ -106,6 +114,7 @@ export class MemoryStore implements SessionStore {
     this.#eventBytes = options.eventBytes ?? DEFAULT_EVENT_BYTES
     this.#eventBytesTotal = options.eventBytesTotal ?? DEFAULT_EVENT_BYTES_TOTAL
     this.#sessionBytesTotal = options.sessionBytesTotal ?? DEFAULT_SESSION_BYTES_TOTAL
+    this.#sessionBytesPerPrincipal = options.sessionBytesPerPrincipal ?? DEFAULT_SESSION_BYTES_PER_PRINCIPAL
     this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? 5000)
     this.#sweeper.unref()
   }
@@ -113,7 +122,7 @@ export class MemoryStore implements SessionStore {
   async create(record: SessionRecord, idleTtlMs: number): Promise<void> {
     if (this.#live(record.id) !== undefined) throw new Error(`session ${record.id} already exists`)
     const dataBytes = jsonLength(record.clientCapabilities) + jsonLength(record.clientInfo) + listLength(record.subscriptions) + listLength(record.hidden)
-    this.#reserve(dataBytes)
+    this.#reserve(dataBytes, record.principal)
     this.#sessions.set(record.id, { record, idleTtlMs, lastSeen: Date.now(), nextSeq: 1, events: [], eventBytes: 0, dataBytes })
     let ids = this.#byRoute.get(record.route)
     if (ids === undefined) this.#byRoute.set(record.route, (ids = new Set()))
@@ -136,12 +145,12 @@ export class MemoryStore implements SessionStore {
     const list = 'subscribe' in change || 'unsubscribe' in change ? entry.record.subscriptions : 'hide' in change || 'show' in change ? entry.record.hidden : undefined
     const value = 'subscribe' in change ? change.subscribe : 'unsubscribe' in change ? change.unsubscribe : 'hide' in change ? change.hide : 'show' in change ? change.show : ''
     const before = list?.length ?? 0
-    if (('subscribe' in change || 'hide' in change) && !list!.includes(value) && before < (change.max ?? Infinity)) this.#reserve(value.length)
+    if (('subscribe' in change || 'hide' in change) && !list!.includes(value) && before < (change.max ?? Infinity)) this.#reserve(value.length, entry.record.principal)
     applyChange(entry.record, change)
     if (list !== undefined && list.length !== before) {
       const delta = list.length > before ? value.length : -value.length
       entry.dataBytes += delta
-      if (delta < 0) this.#heldDataBytes += delta
+      if (delta < 0) this.#release(-delta, entry.record.principal)
     }
     return entry.record
   }
@@ -151,13 +160,36 @@ export class MemoryStore implements SessionStore {
     return this.#heldDataBytes
   }
 
-  /** Counts `bytes` more of session data; throws (503, Retry-After) when that would pass `session_bytes_total`. */
-  #reserve(bytes: number): void {
+  /** The bytes of session data `principal`'s sessions hold together (for tests and metrics). */
+  principalDataBytes(principal: string): number {
+    return this.#principalBytes.get(principal) ?? 0
+  }
+
+  /**
+   * Counts `bytes` more of `principal`'s session data; throws when that would pass
+   * `session_bytes_per_principal` (429: that principal's own doing) or `session_bytes_total` (503).
+   */
+  #reserve(bytes: number, principal: string | undefined): void {
+    const held = principal === undefined ? 0 : (this.#principalBytes.get(principal) ?? 0)
+    if (principal !== undefined && held + bytes > this.#sessionBytesPerPrincipal) {
+      throw new EdgeError('MCP_EDGE_PRINCIPAL_SESSION_DATA_FULL',
+        `Too Many Requests: this client's sessions hold ${this.#sessionBytesPerPrincipal} bytes of data (store.session_bytes_per_principal); end a session first`)
+    }
     if (this.#heldDataBytes + bytes > this.#sessionBytesTotal) {
       throw new EdgeError('MCP_EDGE_SESSION_DATA_FULL',
         `Service Unavailable: the sessions of this gateway hold ${this.#sessionBytesTotal} bytes of data (store.session_bytes_total); retry later`)
     }
     this.#heldDataBytes += bytes
+    if (principal !== undefined) this.#principalBytes.set(principal, held + bytes)
+  }
+
+  /** Gives back `bytes` of `principal`'s session data. */
+  #release(bytes: number, principal: string | undefined): void {
+    this.#heldDataBytes -= bytes
+    if (principal === undefined) return
+    const left = (this.#principalBytes.get(principal) ?? 0) - bytes
+    if (left > 0) this.#principalBytes.set(principal, left)
+    else this.#principalBytes.delete(principal)
   }
 
   touch(id: string): void {
@@ -254,8 +286,8 @@ export class MemoryStore implements SessionStore {
     const version = previous?.version ?? 0
     if (version !== expected) return 'conflict'
     const delta = value.length - (previous?.value.length ?? 0)
-    if (delta > 0) this.#reserve(delta)
-    else this.#heldDataBytes += delta
+    if (delta > 0) this.#reserve(delta, entry.record.principal)
+    else this.#release(-delta, entry.record.principal)
     entry.dataBytes += delta
     docs.set(owner.name, { version: version + 1, value })
     return { version: version + 1 }
@@ -277,6 +309,7 @@ export class MemoryStore implements SessionStore {
     this.#sessions.clear()
     this.#heldEventBytes = 0
     this.#heldDataBytes = 0
+    this.#principalBytes.clear()
     this.#byRoute.clear()
     this.#routeDocs.clear()
     this.#earliestExpiry.clear()
@@ -295,7 +328,7 @@ export class MemoryStore implements SessionStore {
   #remove(entry: Entry): void {
     this.#sessions.delete(entry.record.id)
     this.#heldEventBytes -= entry.eventBytes
-    this.#heldDataBytes -= entry.dataBytes
+    this.#release(entry.dataBytes, entry.record.principal)
     const ids = this.#byRoute.get(entry.record.route)
     ids?.delete(entry.record.id)
     if (ids?.size === 0) this.#byRoute.delete(entry.record.route)

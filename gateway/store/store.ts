@@ -156,6 +156,8 @@ export const DEFAULT_EVENT_BYTES = 8 * 1024 * 1024
 export const DEFAULT_EVENT_BYTES_TOTAL = 256 * 1024 * 1024
 /** `store.session_bytes_total` when not configured: sessions' own data in a memory store or cluster primary. */
 export const DEFAULT_SESSION_BYTES_TOTAL = 256 * 1024 * 1024
+/** `store.session_bytes_per_principal` when not configured: what one principal's sessions keep together. */
+export const DEFAULT_SESSION_BYTES_PER_PRINCIPAL = 16 * 1024 * 1024
 
 /** Event ids are `<stream>/<seq>`: the stream they belong to is readable from the id alone. */
 export function eventId(stream: string, seq: number): string {

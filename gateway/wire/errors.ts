@@ -157,6 +157,8 @@ export const EdgeCode = {
   /** Under the cluster, no worker answered the admin listener in time. */
   MCP_EDGE_ADMIN_NO_WORKER: { status: 503, rpc: ServerError, message: 'Service Unavailable: no worker answered the admin API' },
   MCP_EDGE_TOO_MANY_SESSIONS: { status: 503, rpc: ServerError, message: 'Too many sessions; retry later', headers: { 'retry-after': '10' } },
+  /** One principal's sessions hold `store.session_bytes_per_principal` of data in the memory store (or cluster primary). */
+  MCP_EDGE_PRINCIPAL_SESSION_DATA_FULL: { status: 429, rpc: ServerError, message: "Too Many Requests: this client's sessions hold as much data as one client may (store.session_bytes_per_principal); end a session first", headers: { 'retry-after': '10' } },
   /** The memory store (or cluster primary) holds `store.session_bytes_total` of sessions' own data. */
   MCP_EDGE_SESSION_DATA_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the sessions hold as much data as the gateway keeps (store.session_bytes_total); retry later', headers: { 'retry-after': '10' } },
   /** The process holds `connections.max_total` connections (by default 80 % of its open-file limit). */

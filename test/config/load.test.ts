@@ -27,7 +27,7 @@ t.test('defaults land everywhere', async (t) => {
     file,
     listen: { host: '127.0.0.1', port: 8080 },
     workers: 1,
-    store: { type: 'memory', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 },
+    store: { type: 'memory', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456, session_bytes_per_principal: 16777216 },
     body_limit: 4194304,
     connections: { header_timeout: 60, body_timeout: 60, keepalive_timeout: 75 },
     limits,
@@ -114,7 +114,7 @@ routes:
   t.match(config, {
     listen: { host: '0.0.0.0', port: 0 },
     workers: 'auto',
-    store: { type: 'memory', event_capacity: 8, cache_ttl: 0.5, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 },
+    store: { type: 'memory', event_capacity: 8, cache_ttl: 0.5, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456, session_bytes_per_principal: 16777216 },
     body_limit: 1024,
     log: { level: 'silent', buffer: 32768 },
   })

@@ -5,6 +5,10 @@
  * the route `max_sessions`; each refusal carries Retry-After and the request's id; and the memory of
  * sessions filled to their per-session caps is given back when they end.
  */
+import { createHash } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import t from 'tap'
@@ -122,4 +126,55 @@ t.test('the memory store counts subscriptions, hidden names and documents, and r
   t.same(await store.writeDoc({ session: 's', name: 'state' }, 0, 'x'.repeat(4000)), { version: 1 }, 'now the document fits')
   await store.delete('s')
   t.equal(store.heldDataBytes, 0, 'the ended session gives everything back')
+})
+
+t.test('one principal\'s sessions together: over store.session_bytes_per_principal its new session gets 429; another principal is served', async (t) => {
+  const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-principal-bytes-'))
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  const keyOf = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' }
+  const sha = (key: string) => createHash('sha256').update(key).digest('hex')
+  writeFileSync(path.join(folder, 'keys.yaml'), `keys:\n  - sha256: ${sha(keyOf.alice)}\n    principal: alice\n  - sha256: ${sha(keyOf.bob)}\n    principal: bob\n`)
+  // No session quota: only the byte bound stands between one principal and the whole store.
+  const route = { location: '/s', handler: fixture('live'), server: { name: 's', version: '1.0.0' }, limits: { sessions_per_principal: 0 } }
+  const gateway = await gatewayWith(t, [route], { auth: { api_keys: path.join(folder, 'keys.yaml') }, store: { type: 'memory', session_bytes_per_principal: 40_000 } })
+  const store = gateway.store as MemoryStore
+  const url = `${gateway.url}/s`
+  const capabilities = { experimental: { pad: 'c'.repeat(16_000) } }
+  const open = async (who: keyof typeof keyOf, id: string) => {
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': keyOf[who] },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'x', version: '1' } } }),
+    })
+    return { status: answer.status, retryAfter: answer.headers.get('retry-after'), session: answer.headers.get('mcp-session-id'), body: await answer.json() as unknown }
+  }
+  const first = await open('alice', 'a1')
+  const second = await open('alice', 'a2')
+  t.same([first.status, second.status], [200, 200])
+  const third = await open('alice', 'a3')
+  t.equal(third.status, 429, 'alice\'s third session would pass her share')
+  t.equal(third.retryAfter, '10')
+  t.match(third.body, { jsonrpc: '2.0', id: 'a3', error: { code: -32000, message: /store\.session_bytes_per_principal/ } })
+  t.ok(store.principalDataBytes('alice') <= 40_000, `alice holds ${store.principalDataBytes('alice')} bytes`)
+  t.equal((await open('bob', 'b1')).status, 200, 'bob is served: the total is far')
+  await (await fetch(url, { method: 'DELETE', headers: { 'mcp-session-id': first.session!, 'mcp-protocol-version': '2025-11-25', 'x-api-key': keyOf.alice } })).text()
+  t.equal((await open('alice', 'a4')).status, 200, 'an ended session gave alice her share back')
+})
+
+t.test('the per-principal share covers subscriptions and documents too; sessions without a principal count toward the total only', async (t) => {
+  const store = new MemoryStore({ eventCapacity: 16, cacheTtl: 60, sessionBytesPerPrincipal: 10_000, sessionBytesTotal: 100_000 })
+  t.teardown(() => store.close())
+  const record = (id: string, principal: string | undefined) => ({ id, route: '/r', protocolVersion: '2025-11-25', clientInfo: undefined, clientCapabilities: {}, principal, createdAt: 0, initialized: true, logLevel: undefined, subscriptions: [], hidden: [] })
+  await store.create(record('a1', 'alice'), 60_000)
+  await store.create(record('a2', 'alice'), 60_000)
+  await store.update('a1', { subscribe: 'u'.repeat(6000) })
+  await t.rejects(store.update('a2', { subscribe: 'v'.repeat(6000) }), { code: 'MCP_EDGE_PRINCIPAL_SESSION_DATA_FULL', status: 429 }, 'a subscription on her other session')
+  await t.rejects(store.writeDoc({ session: 'a2', name: 'state' }, 0, 'x'.repeat(6000)), { code: 'MCP_EDGE_PRINCIPAL_SESSION_DATA_FULL' }, 'a document too')
+  await store.create(record('anon', undefined), 60_000)
+  t.same(await store.writeDoc({ session: 'anon', name: 'state' }, 0, 'x'.repeat(20_000)), { version: 1 }, 'no principal: only the total applies')
+  await store.update('a1', { unsubscribe: 'u'.repeat(6000) })
+  t.same(await store.writeDoc({ session: 'a2', name: 'state' }, 0, 'x'.repeat(6000)), { version: 1 }, 'an unsubscribe gave her share back')
+  await store.delete('a1')
+  await store.delete('a2')
+  t.equal(store.principalDataBytes('alice'), 0, 'her ended sessions gave everything back')
 })

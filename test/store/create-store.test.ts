@@ -12,9 +12,9 @@ const route = { location: '/mcp', handler: 'h.ts', server: { name: 'x', version:
 const config = (extra: object) => configFromObject({ routes: [route], ...extra }, '<test>', {})
 
 t.test('without a store: memory for one worker, the cluster primary for several', async (t) => {
-  t.same(config({}).store, { type: 'memory', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 })
-  t.same(config({ workers: 4 }).store, { type: 'cluster', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 })
-  t.same(config({ workers: 'auto', store: { event_capacity: 8 } }).store, { type: 'cluster', event_capacity: 8, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456 }, 'keys without a type go to the default backend')
+  t.same(config({}).store, { type: 'memory', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456, session_bytes_per_principal: 16777216 })
+  t.same(config({ workers: 4 }).store, { type: 'cluster', event_capacity: 1024, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456, session_bytes_per_principal: 16777216 })
+  t.same(config({ workers: 'auto', store: { event_capacity: 8 } }).store, { type: 'cluster', event_capacity: 8, cache_ttl: 90, event_bytes: 8388608, event_bytes_total: 268435456, session_bytes_total: 268435456, session_bytes_per_principal: 16777216 }, 'keys without a type go to the default backend')
   t.same(config({ workers: 2, store: { type: 'memory' } }).store.type, 'memory', 'an explicit type is kept (start refuses it)')
   t.equal(needsPrimary(config({})), false, 'workers: 1 runs without a primary')
   t.equal(needsPrimary(config({ workers: 2 })), true)

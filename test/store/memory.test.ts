@@ -8,7 +8,7 @@ import { sessionRecord, storeContract } from './store-contract.ts'
 storeContract(t, 'memory', async (limits) => new MemoryStore(limits))
 
 t.test('createStore builds a MemoryStore from event_capacity and cache_ttl', async (t) => {
-  const bounded = createStore({ type: 'memory', event_capacity: 2, cache_ttl: 90, event_bytes: 1 << 20, event_bytes_total: 1 << 24, session_bytes_total: 1 << 24 })
+  const bounded = createStore({ type: 'memory', event_capacity: 2, cache_ttl: 90, event_bytes: 1 << 20, event_bytes_total: 1 << 24, session_bytes_total: 1 << 24, session_bytes_per_principal: 1 << 24 })
   t.teardown(() => bounded.close())
   t.ok(bounded instanceof MemoryStore)
   await bounded.create(sessionRecord('s1'), 60_000)
@@ -16,7 +16,7 @@ t.test('createStore builds a MemoryStore from event_capacity and cache_ttl', asy
   t.same((await bounded.replay('s1', e2))?.events, [{ id: e3, data: '3' }, { id: e4, data: '4' }])
   t.notOk((await bounded.replay('s1', e1))?.events.some((event) => event.id === e2), 'event_capacity 2 dropped the second event')
 
-  const shortLived = createStore({ type: 'memory', event_capacity: 1024, cache_ttl: 0.05, event_bytes: 1 << 20, event_bytes_total: 1 << 24, session_bytes_total: 1 << 24 })
+  const shortLived = createStore({ type: 'memory', event_capacity: 1024, cache_ttl: 0.05, event_bytes: 1 << 20, event_bytes_total: 1 << 24, session_bytes_total: 1 << 24, session_bytes_per_principal: 1 << 24 })
   t.teardown(() => shortLived.close())
   await shortLived.create(sessionRecord('s1'), 60_000)
   const old1 = await shortLived.append('s1', 'a', '1')
