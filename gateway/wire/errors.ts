@@ -168,7 +168,7 @@ export const EdgeCode = {
   /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */
   MCP_EDGE_TOO_MANY_PARKED: { status: 503, rpc: ServerError, message: 'Too many calls wait for their clients on this worker (upstreams[].max_parked); retry later' },
   /** The session store cannot be reached; the backend's own words ("redis: Command timed out", a host) go to the log only. */
-  MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable' },
+  MCP_EDGE_STORE_UNAVAILABLE: { status: 503, rpc: ServerError, message: 'Session store unavailable', headers: { 'retry-after': '5' } },
   /** A change to shared session or route data lost the compare-and-set race too many times in a row. */
   MCP_EDGE_STORE_CONFLICT: { status: 503, rpc: ServerError, message: 'Too many concurrent changes to the same data; retry' },
   /** The authorization server's keys (JWKS, metadata) cannot be fetched, so no token can be checked. */
