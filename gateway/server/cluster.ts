@@ -26,6 +26,7 @@ import { expiresInOf, MemoryLimiter } from '../store/limiter-memory.ts'
 import { checkInChild, serializeReloads, watchForChanges, writePidFile } from './reload.ts'
 import { MemoryStore } from '../store/memory.ts'
 import { clusterAdminSource, startAdmin } from '../admin/admin-server.ts'
+import { reapGroupsOf } from '../upstream/process-groups.ts'
 import { memoryStoreOptions } from '../store/create-store.ts'
 
 /** A worker that lived less than this counts as a crash loop for the backoff. */
@@ -105,6 +106,8 @@ function runPrimary(config: GatewayConfig, watch: boolean, logger: Logger = crea
     states.set(worker, { startedAt: Date.now(), listening: false, retiring: false })
     host?.attach(worker)
     limiterHost?.attach(worker)
+    // A worker killed outright cannot stop its stdio children: the primary does.
+    reapGroupsOf(worker)
     worker.on('message', (message: unknown) => {
       const state = states.get(worker)
       if (state !== undefined && isClusterSignal(message) && message.mcpEdgeCluster === 'fatal') state.fatal = message.reason

@@ -14,32 +14,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { Logger } from 'pino'
 import sjson from 'secure-json-parse'
 import { LineSplitter } from './stdio-pool-lines.ts'
+import { groupGone, groupStarted, signalGroup } from './process-groups.ts'
 
 /** Longest stderr line logged; the rest of a longer line is dropped (`truncated: true`). */
 export const STDERR_LINE_MAX = 2048
-
-/** Groups this process has started and not yet seen empty: killed on the way out, whatever the exit. */
-const liveGroups = new Set<number>()
-let exitHookInstalled = false
-
-function installExitHook(): void {
-  if (exitHookInstalled) return
-  exitHookInstalled = true
-  // A worker that exits without closing its pools (an uncaught exception, process.exit) takes its children along.
-  process.once('exit', () => {
-    for (const group of liveGroups) signalGroup(group, 'SIGKILL')
-  })
-}
-
-/** Sends `signal` to every process of the group; false when the group is empty (or gone). */
-function signalGroup(group: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-group, signal)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * How many warnings about one child's bad output reach the log: 20 per minute, then one line
@@ -96,13 +74,13 @@ export class StdioChildProcess {
     this.#child = child
     this.pid = child.pid!
     this.#log = spec.log
-    liveGroups.add(this.pid)
+    groupStarted(this.pid)
     this.#exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.#running = false
         // Whatever the leader left in its group goes with it.
         if (signalGroup(this.pid, 'SIGTERM')) setTimeout(() => this.#reapGroup(), 1000).unref()
-        else liveGroups.delete(this.pid)
+        else groupGone(this.pid)
         this.onexit?.(signal === null ? `exited with code ${code}` : `was ended by ${signal}`)
         resolve()
       })
@@ -131,7 +109,6 @@ export class StdioChildProcess {
 
   /** Spawns the command in a new process group; rejects when it cannot start (no such file, no permission). */
   static start(spec: ChildSpec): Promise<StdioChildProcess> {
-    installExitHook()
     const [program, ...args] = spec.command
     let child: ChildProcess
     try {
@@ -189,12 +166,12 @@ export class StdioChildProcess {
   }
 
   #gone(): void {
-    liveGroups.delete(this.pid)
+    groupGone(this.pid)
   }
 
   #reapGroup(): void {
     if (signalGroup(this.pid, 'SIGKILL')) setTimeout(() => this.#reapGroup(), 100).unref()
-    else liveGroups.delete(this.pid)
+    else groupGone(this.pid)
   }
 
   #line(line: string): void {
