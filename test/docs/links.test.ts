@@ -2,7 +2,8 @@
  * Every relative link in README.md and docs/**\/*.md leads somewhere: the file exists, and a
  * `#anchor` names a heading of that file as GitHub makes its id (issue 32: the README became a
  * front page over guides in docs/, and a guide moved or a heading renamed must not leave a dead
- * link behind). Links are read with marked's lexer, so code blocks and inline code never count.
+ * link behind), and, since the package ships README.md and docs/, to a file `npm pack` ships too.
+ * Links are read with marked's lexer, so code blocks and inline code never count.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
@@ -88,6 +89,10 @@ function plainText(tokens: readonly Token[]): string {
   }).join('')
 }
 
+/** What `npm pack` ships (package.json "files"): the package's README and docs link only to these. */
+const SHIPPED = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files
+const shipped = (file: string): boolean => file === 'package.json' || SHIPPED.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry))
+
 const files = markdownFiles()
 t.ok(files.length >= 10, `README.md and the guides are found (${files.length} files)`)
 
@@ -111,6 +116,7 @@ for (const file of files) {
         t.fail(`${target}: ${resolved} does not exist`)
         continue
       }
+      t.ok(shipped(resolved), `${target}: ${resolved} is in the package too (package.json "files"), so the installed README has no dead link`)
       if (anchor !== undefined && anchor !== '') {
         if (!resolved.endsWith('.md')) t.fail(`${target}: an anchor into a file that is not markdown`)
         else t.ok(anchorsOf(resolved).has(anchor), `${target}: ${resolved} has a heading #${anchor}`)
