@@ -156,7 +156,7 @@ function scopes(raw: Partial<ScopesConfig> | undefined): ScopesConfig {
   return { tools: { ...raw?.tools }, prompts: { ...raw?.prompts }, resources: { ...raw?.resources }, resource_templates: { ...raw?.resource_templates } }
 }
 
-/** Defaults of the rate limits and quotas (README, Security): high enough for any real client, low enough that one client cannot take a route. */
+/** Defaults of the rate limits and quotas (docs/limits-and-errors.md, rate limits and quotas): high enough for any real client, low enough that one client cannot take a route. */
 export const QUOTA_DEFAULTS: Readonly<QuotasConfig> = { rate: [], sessions_per_principal: 100, concurrent_requests_per_session: 64 }
 
 // A route's keys replace the gateway's, which replace the defaults (a `rate` list as a whole).

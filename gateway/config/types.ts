@@ -33,7 +33,7 @@ export interface QuotasConfig {
 }
 
 /**
- * `auth: {oauth: {...}}` of one upstream, defaults filled in by the schema (README "Per-user OAuth
+ * `auth: {oauth: {...}}` of one upstream, defaults filled in by the schema (docs/upstream-credentials.md "Per-user OAuth
  * to remote MCP servers"); durations in seconds.
  */
 export interface OAuthConfig {
@@ -60,7 +60,7 @@ export interface OAuthConfig {
   token_ttl: number
 }
 
-/** One upstream MCP server of a proxy route (see README "Proxy routes"); durations in seconds. */
+/** One upstream MCP server of a proxy route (see docs/proxy-routes.md); durations in seconds. */
 export interface UpstreamConfig {
   /** `[a-z0-9-]{1,24}`: the prefix of its component names and its label in logs. */
   name: string
@@ -91,7 +91,7 @@ export interface UpstreamConfig {
   /** stdio, `shared`/`principal`: the roots the child is told (folders or file:// URIs), never a user's. */
   roots?: string[]
   pool?: { min?: number; max?: number; idle_timeout?: number; ping_interval?: number; ping_timeout?: number; start_timeout?: number }
-  /** How the gateway authenticates to this upstream, for the caller (one kind; README "Acting for the caller"). */
+  /** How the gateway authenticates to this upstream, for the caller (one kind; docs/upstream-credentials.md). */
   auth?: UpstreamAuthConfig
   /** TLS toward an `https:`/`wss:` upstream: PEM files (absolute once loaded) and the name to check. */
   tls?: UpstreamTlsConfig
@@ -274,7 +274,7 @@ export interface ScopesConfig {
   resource_templates: Record<string, string[]>
 }
 
-/** Bounds on what one client can make the gateway parse or keep (README: Limits). */
+/** Bounds on what one client can make the gateway parse or keep (docs/limits-and-errors.md). */
 export interface LimitsConfig {
   /** Deepest nesting of arrays and objects in one JSON-RPC message. */
   json_depth: number
@@ -301,7 +301,7 @@ export interface LimitsConfig {
   session_catalogue: number
 }
 
-/** The event log's bounds (README: Limits): per session by count, age and bytes; in all by bytes where the log lives in a process. */
+/** The event log's bounds (docs/limits-and-errors.md): per session by count, age and bytes; in all by bytes where the log lives in a process. */
 export interface EventLogConfig { event_capacity: number; cache_ttl: number; event_bytes: number }
 export interface MemoryStoreConfig extends EventLogConfig { type: 'memory'; event_bytes_total: number; session_bytes_total: number; session_bytes_per_principal: number }
 /** Sessions held by the node:cluster primary, reached by the workers over IPC. */

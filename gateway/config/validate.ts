@@ -25,6 +25,10 @@ function validator(): ValidateFunction {
   // allowUnionTypes: capabilities are `boolean | object`, which the schema says with `type: [..]`.
   const ajv = new Ajv({ allErrors: true, useDefaults: true, allowUnionTypes: true })
   formats.default(ajv)
+  // Documentation only (docs/reference/configuration.md): the default of a key that ajv must not
+  // fill in, because its absence means something (computed at start, inherited from the gateway's
+  // block, or "none"). A string of Markdown; it validates nothing.
+  ajv.addKeyword({ keyword: 'x-default', schemaType: 'string' })
   compiled = ajv.compile(schema)
   return compiled
 }

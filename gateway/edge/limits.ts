@@ -141,7 +141,7 @@ export class RouteLimits {
 
   /**
    * At a full route, the sessions that may end so that `caller` gets one (its fair share of
-   * `maxSessions`, README's Limits): the heaviest client's, least recently used first; none when
+   * `maxSessions`, docs/limits-and-errors.md): the heaviest client's, least recently used first; none when
    * the caller holds its share already. Counted only where sessions_per_principal counts sessions.
    */
   reclaimable(caller: Caller, maxSessions: number, idleTtlMs: number): string[] | Promise<string[]> {

@@ -1,7 +1,7 @@
 /**
  * The default secret set of the built-in filter's `redact: true`: credentials that show up in tool
  * output by accident (a file read, an env dump, a stack of a failed HTTP call). Each is specific
- * enough that ordinary text does not match it. Documented in README ("Phases").
+ * enough that ordinary text does not match it. Documented in docs/phases.md.
  */
 export const DEFAULT_SECRET_PATTERNS: readonly string[] = [
   // AWS access key ids (long-term AKIA, temporary ASIA).

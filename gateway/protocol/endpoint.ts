@@ -155,7 +155,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
   /**
    * Creates a session for an initialize request; throws McpError when params are invalid, EdgeError
    * when the route is full. At a full route, `reclaimable` names sessions of the heaviest client
-   * (least recently used first) of which the first idle one ends to make room (README, Limits).
+   * (least recently used first) of which the first idle one ends to make room (docs/limits-and-errors.md).
    */
   initialize(request: JsonRpcRequest, principal?: string, reclaimable?: () => string[] | Promise<string[]>): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
     return this.#lifecycle.initialize(request, principal, reclaimable === undefined ? undefined : async () => this.#fairShare.reclaim(await reclaimable()))

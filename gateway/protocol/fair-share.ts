@@ -1,5 +1,5 @@
 /**
- * A full route's fair share (README, Limits): when a route is at `max_sessions`, a client under its
+ * A full route's fair share (docs/limits-and-errors.md): when a route is at `max_sessions`, a client under its
  * share gets a session by ending the least recently used idle session of the client that holds the
  * most (the limiter names the candidates: store/limiter.ts `reclaim`). Idle means no request in
  * flight and no open stream on any worker: each worker keeps touching its busy sessions, so a busy

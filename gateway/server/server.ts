@@ -292,7 +292,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   registerOAuthCallback(app, credentials, logger)
 
   app.get('/healthz', async () => ({ status: 'ok' }))
-  // The public keys of the gateway's identity assertions, for upstreams to verify them (README: identity assertions).
+  // The public keys of the gateway's identity assertions, for upstreams to verify them (docs/upstream-credentials.md, identity assertion).
   if (config.upstream_identity !== undefined) {
     const signer = signerOf(credentials)
     app.get(signer.jwksPath, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send(await signer.jwks()))

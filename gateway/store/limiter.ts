@@ -46,7 +46,7 @@ export interface Limiter {
    */
   admit(key: string, sessionId: string, max: number): boolean | Promise<boolean>
   /**
-   * A full route's fair share (README, Limits): `capacity` (max_sessions) shared evenly by the keys
+   * A full route's fair share (docs/limits-and-errors.md): `capacity` (max_sessions) shared evenly by the keys
    * under `prefix` (a route's quota keys) that count sessions, `key` included. When `key` counts
    * fewer than its share and at least two fewer than the heaviest other key, that key's sessions,
    * least recently used first (at most `RECLAIM_CANDIDATES`), each unused for `RECLAIM_IDLE_MS` at

@@ -13,9 +13,10 @@ const SHIPPED = ['config', 'deploy'].flatMap((dir) =>
   readdirSync(path.join(ROOT, dir)).filter((name) => /\.ya?ml$/.test(name)).map((name) => path.join(ROOT, dir, name)))
 /** A relative path to a source, doc or config file, as a comment would write it. */
 const POINTER = /(?<![\w/.-])(?:\.{1,2}\/)?[\w-]+(?:\/[\w.-]+)*\.(?:md|ts|ya?ml|conf|json)\b/g
-/** A pointer to a README section: README "Section title" (the start of a heading). */
-const SECTION = /README "([^"]+)"/g
-const HEADINGS = readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n').filter((line) => line.startsWith('#')).map((line) => line.replace(/^#+\s*/, ''))
+/** A pointer to a section of a document: README "Section title", docs/handlers.md "Section title" (the start of a heading). */
+const SECTION = /\b(README|[\w/.-]+\.md) "([^"]+)"/g
+const headings = (document: string): string[] =>
+  readFileSync(path.join(ROOT, document === 'README' ? 'README.md' : document), 'utf8').split('\n').filter((line) => line.startsWith('#')).map((line) => line.replace(/^#+\s*/, ''))
 
 t.ok(SHIPPED.length >= 3, 'the shipped configuration files are found')
 for (const file of SHIPPED) {
@@ -27,8 +28,8 @@ for (const file of SHIPPED) {
       const found = [ROOT, path.dirname(file)].some((base) => existsSync(path.resolve(base, pointer)))
       t.ok(found, `${pointer} exists`)
     }
-    for (const [, title] of comments.join('\n').matchAll(SECTION)) {
-      t.ok(HEADINGS.some((heading) => heading.startsWith(title!)), `README has a section "${title}"`)
+    for (const [, document, title] of comments.join('\n').matchAll(SECTION)) {
+      t.ok(headings(document!).some((heading) => heading.startsWith(title!)), `${document} has a section "${title}"`)
     }
   })
 }

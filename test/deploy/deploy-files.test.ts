@@ -74,7 +74,7 @@ t.test('the probe paths k8s and nginx use are served by a gateway, without a ses
     t.equal(answer.status, 200, `${probe} answers 200`)
     await answer.arrayBuffer()
   }
-  t.equal(container.readinessProbe.httpGet.path, '/readyz', 'readiness follows the store (README: /readyz)')
+  t.equal(container.readinessProbe.httpGet.path, '/readyz', 'readiness follows the store (docs/operations.md: /readyz)')
   t.match(nginxConf, /location = \/readyz/)
   t.match(nginxConf, /location = \/healthz/)
 })

@@ -1,5 +1,5 @@
 /**
- * A full route's fair share (README, Limits) on one in-process gateway (memory store) and on two
+ * A full route's fair share (docs/limits-and-errors.md) on one in-process gateway (memory store) and on two
  * gateways sharing Redis (two hosts; a round robin in front sends consecutive requests to both).
  */
 import t from 'tap'

@@ -2,10 +2,12 @@
 // left so, tsx loads handlers/hello.ts as CommonJS and `mcp-edge check` fails with "Cannot require()
 // ES Module … in a cycle". A folder without code of its own is switched to "module"; a CommonJS
 // project with code is kept as it is, and told what to do.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { load as parseYaml } from 'js-yaml'
 import t from 'tap'
 import { scaffold } from '../../gateway/init/scaffold.ts'
 import { contextFiles, matching, readDockerfile, readIgnore } from '../fixtures/docker-context.ts'
@@ -85,4 +87,24 @@ t.test('mcp-edge linked from a folder outside the project: init says how to make
   t.match(pkg.dependencies, { 'mcp-edge': 'file:../mcp-edge' }, 'left as it is')
   t.match(stderr, /a Docker build cannot see it\. `npm pack` it into this folder/)
   t.notOk(existsSync(path.join(dir, 'mcp-edge')), 'nothing copied')
+})
+
+t.test('the scaffolded config names the schema on its first line; the path resolves once mcp-edge is installed', async (t) => {
+  const { code, dir } = await initIn(t, {})
+  t.equal(code, 0)
+  const config = path.join(dir, 'config/gateway.yaml')
+  const text = readFileSync(config, 'utf8')
+  const match = /^# yaml-language-server: \$schema=(\S+)\n/.exec(text)
+  t.ok(match, 'the yaml-language-server line is the first line')
+  // What `npm install` makes of the dependency: the package in node_modules/mcp-edge (here, this checkout).
+  const root = fileURLToPath(new URL('../..', import.meta.url))
+  mkdirSync(path.join(dir, 'node_modules'))
+  symlinkSync(root, path.join(dir, 'node_modules/mcp-edge'), 'dir')
+  const schema = path.resolve(path.dirname(config), match![1]!)
+  t.ok(existsSync(schema), `${match![1]} resolves from config/`)
+  t.same(JSON.parse(readFileSync(schema, 'utf8')), JSON.parse(readFileSync(path.join(root, 'gateway/config/schema.json'), 'utf8')), 'to the gateway\'s schema')
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, unknown> }
+  t.equal(pkg.exports['./schema.json'], `./${path.relative(path.join(dir, 'node_modules/mcp-edge'), schema)}`, 'the same file the package exports as mcp-edge/schema.json')
+  t.ok(pkg.files.includes(path.relative(path.join(dir, 'node_modules/mcp-edge'), schema)), 'and ships')
+  t.ok(parseYaml(text), 'the config still parses')
 })

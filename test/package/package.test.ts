@@ -13,6 +13,7 @@ import { once } from 'node:events'
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -101,6 +102,21 @@ t.test('init scaffolds the project; existing files are kept', async (t) => {
   t.match(pkg.dependencies, { 'mcp-edge': /^file:/ }, 'the installed dependency is left as it was')
   const again = await run(process.execPath, [path.join(bin, 'mcp-edge'), 'init'], project)
   t.match(again.stdout, /kept {5}handlers\/hello\.ts \(exists\)/)
+})
+
+t.test('the scaffolded config names the installed schema on its first line, for editors', async (t) => {
+  const config = path.join(project, 'config/gateway.yaml')
+  const first = (await readFile(config, 'utf8')).split('\n')[0]!
+  const match = /^# yaml-language-server: \$schema=(\S+)$/.exec(first)
+  t.ok(match, 'the yaml-language-server line comes first', { first })
+  const schema = path.resolve(path.dirname(config), match![1]!)
+  t.ok(existsSync(schema), `${match![1]} resolves in the installed package`)
+  t.equal(schema, createRequire(path.join(project, 'package.json')).resolve('mcp-edge/schema.json'), 'the file mcp-edge/schema.json exports')
+  const shipped = JSON.parse(await readFile(schema, 'utf8')) as { $id?: string }
+  t.equal(shipped.$id, 'https://mcp-edge.dev/schema/gateway-config.json')
+  for (const doc of ['README.md', 'docs/reference/configuration.md', 'docs/stdio-upstreams.md']) {
+    t.ok(existsSync(path.join(project, 'node_modules/mcp-edge', doc)), `${doc} is in the package (the README links into docs/)`)
+  }
 })
 
 t.test('handlers type-check against the .d.ts, under the scaffold tsconfig and a default tsc --init one', async (t) => {

@@ -1,6 +1,6 @@
 /**
  * The provider of an upstream's `auth:` kind. Without `auth:`, the upstream's `headers` as they are.
- * A kind added here gets its config in config/types.ts and schema.json and its section in the README.
+ * A kind added here gets its config in config/types.ts and schema.json and its section in docs/upstream-credentials.md.
  */
 import type { UpstreamConfig } from '../../config/types.ts'
 import { EdgeError } from '../../wire/errors.ts'

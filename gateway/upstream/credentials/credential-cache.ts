@@ -4,7 +4,7 @@
  * the authorization server for the same token (single flight across processes; within a process the
  * providers coalesce on a promise first). Values are opaque strings to the cache.
  *
- *   memory   one process (store type memory, or cluster: each worker keeps its own, see README)
+ *   memory   one process (store type memory, or cluster: each worker keeps its own, see docs/upstream-credentials.md)
  *   redis    P c:<key> (value, PX ttl), P c:lock:<key> (SET NX PX): every worker of every host
  */
 import { randomUUID } from 'node:crypto'
