@@ -102,7 +102,7 @@ t.test('2026-07-28: asked on one host, approved on the other, refused when repla
   t.match(refusedLine, { route: '/proxy', tool: 'delete_file', code: 'MCP_EDGE_APPROVAL_INVALID' }, 'host a logged the refusal under the approval id')
   await b.logged((line) => line.approval === id && line.msg === 'approval: approved by the user', 10_000)
   t.pass('host b logged the approval under the same id')
-  t.notOk([...a.logs, ...b.logs].some((line) => JSON.stringify(line).includes(String(asked.requestState).split('.')[1])), 'no log line holds the signature of a requestState')
+  t.notOk([...a.logs, ...b.logs].some((line) => JSON.stringify(line).includes(String(String(asked.requestState).split('.')[1]))), 'no log line holds the signature of a requestState')
 })
 
 t.test('2025-11-25 session over both hosts: the answer to the ask reaches the host that waits for it', async (t) => {

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { paramsDigest, RequestStateCodec } from '../../gateway/protocol/stateless/request-state.ts'
 import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
 import { connect, gatewayWith } from '../e2e/harness.ts'
@@ -25,6 +25,7 @@ const KEY = 'approval-test-request-state-key-0123'
 const text = (result: unknown): string => ((result as { content?: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? '').join('\n')
 const PROTOCOL = '2026-07-28'
 
+type Tap = Test
 type Answer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
 
 const folder = mkdtempSync(path.join(tmpdir(), 'approval-'))
@@ -65,7 +66,7 @@ t.before(async () => {
 })
 
 /** A 1.x client on a session whose user answers with `answer()`; the asks it got are kept. */
-async function sessionClient(t: { teardown(fn: () => unknown): void }, url: string, answer: () => Answer | Promise<Answer>, elicitation = true) {
+async function sessionClient(t: Tap, url: string, answer: () => Answer | Promise<Answer>, elicitation = true) {
   const asked: string[] = []
   const client = await connect(t, url, elicitation ? { elicitation: {} } : {}, (c) => {
     if (!elicitation) return
@@ -78,7 +79,7 @@ async function sessionClient(t: { teardown(fn: () => unknown): void }, url: stri
 }
 
 /** A v2 client speaking 2026-07-28 whose user answers with `answer(message)`. */
-async function modernClient(t: { teardown(fn: () => unknown): void }, url: string, answer: (message: string) => Answer, elicitation = true) {
+async function modernClient(t: Tap, url: string, answer: (message: string) => Answer, elicitation = true) {
   const asked: string[] = []
   const client = new ClientV2({ name: 'v2-approver', version: '2.0.0' }, { capabilities: elicitation ? { elicitation: { form: {} } } : {}, versionNegotiation: { mode: 'auto' } })
   if (elicitation) {
