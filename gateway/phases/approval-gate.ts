@@ -41,7 +41,7 @@ export type ToolLookup = (host: MethodHost, record: SessionRecord, name: string,
 /** The hint of a tool of the route's own registry (the catalogue the session sees). */
 export function registryHint(host: MethodHost, record: SessionRecord, name: string): ToolHint {
   const entry = host.viewOf(record).tool(name)
-  if (entry === undefined) return 'unknown'
+  if (entry === undefined || (record.hidden.length > 0 && record.hidden.includes(`tool:${name}`))) return 'unknown'
   return entry.tool.annotations?.destructiveHint === true ? 'destructive' : 'other'
 }
 

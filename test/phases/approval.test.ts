@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { paramsDigest, RequestStateCodec } from '../../gateway/protocol/stateless/request-state.ts'
 import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
+import { toolMethods } from '../../gateway/protocol/methods/tools.ts'
 import { connect, gatewayWith } from '../e2e/harness.ts'
 
 t.setTimeout(90_000)
@@ -37,6 +38,7 @@ const upstreamCalls = (): string[] => readFileSync(journal, 'utf8').split('\n').
 const gatewayReady = gatewayWith(t, [
   { location: '/files', handler: tools, server: { name: 'files', version: '1.0.0' }, approval: { tools: ['drop_*'], destructive: true, ttl_s: 60 } },
   { location: '/quick', handler: tools, server: { name: 'quick', version: '1.0.0' }, approval: { tools: ['delete_file'], ttl_s: 0.3 } },
+  { location: '/plain', handler: tools, server: { name: 'plain', version: '1.0.0' } },
   { location: '/lenient', handler: tools, server: { name: 'lenient', version: '1.0.0' }, approval: { destructive: true, fallback: 'allow' } },
   {
     location: '/proxy',
@@ -209,6 +211,16 @@ t.test('2025-11-25 session, proxy route: the upstream never sees an unapproved c
   t.same(upstreamCalls().slice(before), ['read_file /a', 'delete_file /c'], 'the upstream received the read and the approved call only')
 })
 
+t.test('a route without approval: has no gate, its tools/call is the plain method', async (t) => {
+  const gateway = await gatewayReady
+  t.equal(gateway.endpoints.get('/plain')!.method('tools/call'), toolMethods['tools/call'], 'no wrapper: nothing to pay on any path')
+  t.not(gateway.endpoints.get('/files')!.method('tools/call'), toolMethods['tools/call'], 'a route with approval: has its gate')
+  const { client, asked } = await sessionClient(t, `${gateway.url}/plain`, () => ({ action: 'decline' }))
+  t.equal(text(await client.callTool({ name: 'delete_file', arguments: { path: '/plain' } })), 'deleted /plain', 'a destructive tool runs unasked there')
+  t.equal(asked.length, 0)
+  t.notOk(decisions.some((d) => d.route === '/plain' && d.decision !== undefined), 'and its record names no decision')
+})
+
 t.test('2026-07-28, the v2 client: input_required rounds, on the handler route and the proxy route', async (t) => {
   const gateway = await gatewayReady
   let next: Answer = { action: 'accept', content: { approve: true } }
@@ -232,6 +244,38 @@ t.test('2026-07-28, the v2 client: input_required rounds, on the handler route a
   next = { action: 'accept', content: { approve: true } }
   t.equal(text(await proxied.client.callTool({ name: 'delete_file', arguments: { path: '/m/p2' } })), 'upstream deleted /m/p2')
   t.same(upstreamCalls().slice(before), ['delete_file /m/p2'], 'the upstream received the approved call only, once')
+
+  // The official client, with its requests altered on the way: the requestState of its retry.
+  const tamperer = new ClientV2({ name: 'v2-tamperer', version: '2.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } })
+  tamperer.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { approve: true } }) as never)
+  const alter: typeof fetch = async (input, init) => {
+    const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined
+    const state = body?.params?.requestState
+    if (typeof state !== 'string') return fetch(input, init)
+    const [payload, mac] = state.split('.')
+    const approval = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'))
+    approval.e += 3_600_000
+    body.params.requestState = `${Buffer.from(JSON.stringify(approval)).toString('base64url')}.${mac}`
+    return fetch(input, { ...init, body: JSON.stringify(body) })
+  }
+  await tamperer.connect(new TransportV2(new URL(`${gateway.url}/proxy`), { fetch: alter }))
+  t.teardown(() => tamperer.close())
+  const tampered = await refusal(tamperer.callTool({ name: 'delete_file', arguments: { path: '/m/tampered' } }))
+  t.equal(tampered.code, RpcCode.InvalidParams, 'a requestState altered on the way (its expiry pushed back) is refused')
+  t.match(tampered.message, /integrity check/)
+
+  // The official client whose user answers after ttl_s (0.3 s on /quick).
+  const slow = new ClientV2({ name: 'v2-slow', version: '2.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } })
+  slow.setRequestHandler('elicitation/create', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    return { action: 'accept', content: { approve: true } } as never
+  })
+  await slow.connect(new TransportV2(new URL(`${gateway.url}/quick`)))
+  t.teardown(() => slow.close())
+  const late = await refusal(slow.callTool({ name: 'delete_file', arguments: { path: '/m/late' } }))
+  t.equal(late.data?.code, 'MCP_EDGE_APPROVAL_EXPIRED', 'an answer after ttl_s: the approval expired')
+  t.notOk((await handlerRuns(`${gateway.url}/quick`)).includes('delete_file /m/late'), 'and the call never ran')
+  t.equal(upstreamCalls().length, before + 1, 'the tampered call never reached the upstream')
 
   const mute = await modernClient(t, `${gateway.url}/proxy`, () => next, false)
   const unavailable = await refusal(mute.client.callTool({ name: 'delete_file', arguments: { path: '/m/p3' } }))
