@@ -18,6 +18,8 @@ import { paramsDigest, RequestStateCodec } from '../../gateway/protocol/stateles
 import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
 import { toolMethods } from '../../gateway/protocol/methods/tools.ts'
 import { connect, gatewayWith } from '../e2e/harness.ts'
+import { roundRobin } from '../cluster/round-robin.ts'
+import { everythingOverHttp } from '../fixtures/everything-server.ts'
 
 t.setTimeout(90_000)
 const tools = fileURLToPath(new URL('./fixtures/approval-tools.ts', import.meta.url))
@@ -35,7 +37,16 @@ const journal = path.join(folder, 'upstream-journal')
 writeFileSync(journal, '')
 const upstreamCalls = (): string[] => readFileSync(journal, 'utf8').split('\n').filter((line) => line !== '')
 
-const gatewayReady = gatewayWith(t, [
+// server-everything lists no tool with destructiveHint: true, so its route names one by a glob.
+const everything = everythingOverHttp(t).then(({ port }) => roundRobin(t, [`http://127.0.0.1:${port}`]))
+const gatewayReady = everything.then((recorder) => gatewayWith(t, [
+  {
+    location: '/everything',
+    server: { name: 'everything-proxy', version: '1.0.0' },
+    upstreams: [{ name: 'everything', url: `${recorder.url}/mcp`, timeout: 20 }],
+    prefix: 'never',
+    approval: { tools: ['get-s*'] },
+  },
   { location: '/files', handler: tools, server: { name: 'files', version: '1.0.0' }, approval: { tools: ['drop_*'], destructive: true, ttl_s: 60 } },
   { location: '/quick', handler: tools, server: { name: 'quick', version: '1.0.0' }, approval: { tools: ['delete_file'], ttl_s: 0.3 } },
   { location: '/plain', handler: tools, server: { name: 'plain', version: '1.0.0' } },
@@ -47,7 +58,7 @@ const gatewayReady = gatewayWith(t, [
     prefix: 'never',
     approval: { destructive: true },
   },
-], { request_state: { key: KEY } })
+], { request_state: { key: KEY } }))
 
 /** What each call was decided by, as its call record says (events/call-record.ts), by route. */
 const decisions: Array<{ route: string; component: string | undefined; decision: string | undefined; approval: string | undefined; error: string | undefined }> = []
@@ -209,6 +220,22 @@ t.test('2025-11-25 session, proxy route: the upstream never sees an unapproved c
   t.equal(text(await client.callTool({ name: 'delete_file', arguments: { path: '/c' } })), 'upstream deleted /c')
   t.equal(asked.length, 3)
   t.same(upstreamCalls().slice(before), ['read_file /a', 'delete_file /c'], 'the upstream received the read and the approved call only')
+})
+
+t.test('in front of server-everything: a tool named by a glob is asked, and only the approved call reaches it', async (t) => {
+  const gateway = await gatewayReady
+  const recorder = await everything
+  const sums = () => recorder.log.filter((entry) => entry.body?.method === 'tools/call' && (entry.body.params as { name?: string }).name === 'get-sum').length
+  let next: Answer = { action: 'decline' }
+  const { client, asked } = await sessionClient(t, `${gateway.url}/everything`, () => next)
+  t.match(text(await client.callTool({ name: 'echo', arguments: { message: 'hi' } })), /hi/, 'echo is not named: unasked')
+  t.equal((await refusal(client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } }))).data?.code, 'MCP_EDGE_APPROVAL_DECLINED')
+  t.equal(sums(), 0, 'the declined call never reached server-everything')
+  next = { action: 'accept', content: { approve: true } }
+  t.match(text(await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } })), /5/, 'approved: its answer')
+  t.equal(sums(), 1, 'one call reached it')
+  t.equal(asked.length, 2)
+  t.match(asked[0], /Tool: get-sum \(route \/everything\)[\s\S]*Arguments: \{"a":2,"b":3\}/)
 })
 
 t.test('a route without approval: has no gate, its tools/call is the plain method', async (t) => {
