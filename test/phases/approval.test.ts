@@ -9,6 +9,7 @@
  */
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -35,6 +36,11 @@ const folder = mkdtempSync(path.join(tmpdir(), 'approval-'))
 t.teardown(() => rmSync(folder, { recursive: true, force: true }))
 const journal = path.join(folder, 'upstream-journal')
 writeFileSync(journal, '')
+const ALICE_KEY = 'approval-alice-key-0123456789abcdef'
+const BOB_KEY = 'approval-bob-key-0123456789abcdef'
+const keysFile = path.join(folder, 'keys.yaml')
+const sha = (key: string): string => createHash('sha256').update(key).digest('hex')
+writeFileSync(keysFile, `keys:\n  - sha256: ${sha(ALICE_KEY)}\n    principal: alice\n  - sha256: ${sha(BOB_KEY)}\n    principal: bob\n`)
 const upstreamCalls = (): string[] => readFileSync(journal, 'utf8').split('\n').filter((line) => line !== '')
 
 // server-everything lists no tool with destructiveHint: true, so its route names one by a glob.
@@ -49,6 +55,7 @@ const gatewayReady = everything.then((recorder) => gatewayWith(t, [
   },
   { location: '/files', handler: tools, server: { name: 'files', version: '1.0.0' }, approval: { tools: ['drop_*'], destructive: true, ttl_s: 60 } },
   { location: '/quick', handler: tools, server: { name: 'quick', version: '1.0.0' }, approval: { tools: ['delete_file'], ttl_s: 0.3 } },
+  { location: '/team', handler: tools, server: { name: 'team', version: '1.0.0' }, auth: { api_keys: keysFile }, approval: { destructive: true } },
   { location: '/plain', handler: tools, server: { name: 'plain', version: '1.0.0' } },
   { location: '/lenient', handler: tools, server: { name: 'lenient', version: '1.0.0' }, approval: { destructive: true, fallback: 'allow' } },
   {
@@ -311,11 +318,11 @@ t.test('2026-07-28, the v2 client: input_required rounds, on the handler route a
 })
 
 /** One raw 2026-07-28 tools/call POST; resolves with the JSON-RPC answer. */
-async function post(url: string, id: number, params: Record<string, unknown>, capabilities: object = { elicitation: {} }) {
+async function post(url: string, id: number, params: Record<string, unknown>, capabilities: object = { elicitation: {} }, headers: Record<string, string> = {}) {
   const meta = { 'io.modelcontextprotocol/protocolVersion': PROTOCOL, 'io.modelcontextprotocol/clientCapabilities': capabilities, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' } }
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, 'mcp-method': 'tools/call', 'mcp-name': String(params.name) },
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, 'mcp-method': 'tools/call', 'mcp-name': String(params.name), ...headers },
     body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { _meta: meta, ...params } }),
   })
   const body = await response.text()
@@ -370,4 +377,37 @@ t.test('2026-07-28, what a client could forge: tampered, expired, unasked, repla
     if (location === '/proxy') t.same(upstreamCalls().slice(upstreamBefore), ['delete_file /proxy/forged'], 'the upstream received the one approved call')
   }
   t.same((await handlerRuns(`${gateway.url}/files`)).filter((run) => run.includes('forged')), ['delete_file /files/forged'], 'the handler ran the one approved call')
+})
+
+t.test('bound to the principal: the ask names who asks, and another principal cannot use the approval', async (t) => {
+  const gateway = await gatewayReady
+  const url = `${gateway.url}/team`
+  const alice = { authorization: `Bearer ${ALICE_KEY}` }
+  const bob = { authorization: `Bearer ${BOB_KEY}` }
+  const call = { name: 'delete_file', arguments: { path: '/team/report' } }
+  const approve = { 'mcp-edge/approval': { action: 'accept', content: { approve: true } } }
+  const asked = (await post(url, 1, call, { elicitation: {} }, alice)).result!
+  t.match(asked.inputRequests['mcp-edge/approval'].params.message, /Asked by: alice through the client "raw"/, "the ask names alice's principal")
+  const stolen = await post(url, 2, { ...call, inputResponses: approve, requestState: asked.requestState }, { elicitation: {} }, bob)
+  t.equal(stolen.error?.code, RpcCode.InvalidParams, "bob cannot use alice's approval")
+  t.match(stolen.error?.message, /belongs to another request/)
+  const done = await post(url, 3, { ...call, inputResponses: approve, requestState: asked.requestState }, { elicitation: {} }, alice)
+  t.equal(text(done.result), 'deleted /team/report', 'alice can')
+
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+  const messages: string[] = []
+  const client = new Client({ name: 'bobs-client', version: '1.0.0' }, { capabilities: { elicitation: {} } })
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    messages.push(request.params.message)
+    return { action: 'decline' }
+  })
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: bob } })
+  await client.connect(transport)
+  t.teardown(async () => {
+    await transport.terminateSession().catch(() => undefined)
+    await client.close()
+  })
+  t.equal((await refusal(client.callTool(call))).data?.code, 'MCP_EDGE_APPROVAL_DECLINED')
+  t.match(messages[0], /Asked by: bob through the client "bobs-client"/, "on a session, the ask names bob's principal")
 })
