@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { paramsDigest, RequestStateCodec } from '../../gateway/protocol/stateless/request-state.ts'
 import { EdgeCode, RpcCode } from '../../gateway/wire/errors.ts'
+import { McpClient, WebSocketTransport } from '../../gateway/client/index.ts'
 import { toolMethods } from '../../gateway/protocol/methods/tools.ts'
 import { connect, gatewayWith } from '../e2e/harness.ts'
 import { roundRobin } from '../cluster/round-robin.ts'
@@ -53,7 +54,7 @@ const gatewayReady = everything.then((recorder) => gatewayWith(t, [
     prefix: 'never',
     approval: { tools: ['get-s*'] },
   },
-  { location: '/files', handler: tools, server: { name: 'files', version: '1.0.0' }, approval: { tools: ['drop_*'], destructive: true, ttl_s: 60 } },
+  { location: '/files', handler: tools, server: { name: 'files', version: '1.0.0' }, transports: ['streamable_http', 'websocket'], approval: { tools: ['drop_*'], destructive: true, ttl_s: 60 } },
   { location: '/quick', handler: tools, server: { name: 'quick', version: '1.0.0' }, approval: { tools: ['delete_file'], ttl_s: 0.3 } },
   { location: '/team', handler: tools, server: { name: 'team', version: '1.0.0' }, auth: { api_keys: keysFile }, approval: { destructive: true } },
   { location: '/plain', handler: tools, server: { name: 'plain', version: '1.0.0' } },
@@ -211,6 +212,26 @@ t.test('2025-11-25 session: no answer within ttl_s is an expired approval; a cli
   const allowed = decisions.find((d) => d.route === '/lenient' && d.component === 'delete_file')
   t.equal(allowed?.decision, 'approval', 'and its record names the approval gate')
   t.match(allowed?.approval, /^fallback-/, 'with a fallback approval id')
+})
+
+t.test('a session over WebSocket (the project\'s own client) is asked the same way', async (t) => {
+  const gateway = await gatewayReady
+  const client = new McpClient(new WebSocketTransport({ url: `${gateway.url.replace('http:', 'ws:')}/files` }), { clientInfo: { name: 'ws-client', version: '1.0.0' } })
+  t.teardown(() => client.close())
+  let approve = true
+  const asked: string[] = []
+  await client.initialize({ elicitation: (request) => {
+    asked.push(request.message)
+    return { approve }
+  } })
+  t.equal(text(await client.callTool('delete_file', { path: '/ws/1' })), 'deleted /ws/1', 'approved over the socket')
+  approve = false
+  const declined = await refusal(client.callTool('delete_file', { path: '/ws/2' }))
+  t.equal(declined.data?.code, 'MCP_EDGE_APPROVAL_DECLINED')
+  t.equal(asked.length, 2)
+  t.match(asked[0], /Tool: delete_file \(route \/files\)[\s\S]*"ws-client"/)
+  const runs = await handlerRuns(`${gateway.url}/files`)
+  t.ok(runs.includes('delete_file /ws/1') && !runs.includes('delete_file /ws/2'), 'only the approved call ran')
 })
 
 t.test('2025-11-25 session, proxy route: the upstream never sees an unapproved call', async (t) => {
