@@ -56,7 +56,7 @@ const gatewayReady = everything.then((recorder) => gatewayWith(t, [
   },
   { location: '/files', handler: tools, server: { name: 'files', version: '1.0.0' }, transports: ['streamable_http', 'websocket'], approval: { tools: ['drop_*'], destructive: true, ttl_s: 60 } },
   { location: '/quick', handler: tools, server: { name: 'quick', version: '1.0.0' }, approval: { tools: ['delete_file'], ttl_s: 0.3 } },
-  { location: '/team', handler: tools, server: { name: 'team', version: '1.0.0' }, auth: { api_keys: keysFile }, approval: { destructive: true } },
+  { location: '/team', handler: tools, server: { name: 'team', version: '1.0.0' }, auth: { api_keys: keysFile }, scopes: { tools: { purge: ['ops.purge'] } }, approval: { destructive: true } },
   { location: '/plain', handler: tools, server: { name: 'plain', version: '1.0.0' } },
   { location: '/lenient', handler: tools, server: { name: 'lenient', version: '1.0.0' }, approval: { destructive: true, fallback: 'allow' } },
   {
@@ -414,6 +414,10 @@ t.test('bound to the principal: the ask names who asks, and another principal ca
   t.match(stolen.error?.message, /belongs to another request/)
   const done = await post(url, 3, { ...call, inputResponses: approve, requestState: asked.requestState }, { elicitation: {} }, alice)
   t.equal(text(done.result), 'deleted /team/report', 'alice can')
+
+  const unscoped = await post(url, 4, { name: 'purge', arguments: {} }, { elicitation: {} }, alice)
+  t.equal(unscoped.result, undefined, 'a caller without the tool\'s scope is not asked')
+  t.match(unscoped.error?.message, /scope/i, 'it is refused for the scope')
 
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
