@@ -143,6 +143,17 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-approval-route',
+    label: 'mcp-edge tools/call, 1 session, approval on the route (the tool needs none)',
+    group: 'mcp-edge',
+    // edge-session on a route with an approval gate (docs/approval.md): what a call the gate lets
+    // through unasked pays for it (a name match and a registry lookup for destructiveHint).
+    server: { kind: 'edge', route: { approval: { tools: ['delete_*'], destructive: true } } },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-tasks-route',
     label: 'mcp-edge tools/call, 1 session, tasks enabled (the tool is no task)',
     group: 'mcp-edge',

@@ -5,7 +5,7 @@
 import path from 'node:path'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { DEFAULT_SECRET_PATTERNS } from '../phases/secret-patterns.ts'
-import type { AdminConfig, AuthConfig, CapabilitiesConfig, FilterConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
+import type { AdminConfig, ApprovalConfig, AuthConfig, CapabilitiesConfig, FilterConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
@@ -18,7 +18,7 @@ export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'
   limits: GatewayConfig['limits'] & Partial<QuotasConfig>
   auth?: RawAuth
   scopes?: Partial<ScopesConfig>
-  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas' | 'phases' | 'filter'> & {
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas' | 'phases' | 'filter' | 'approval'> & {
     handler?: string
     upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
@@ -27,6 +27,7 @@ export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'
     limits?: Partial<QuotasConfig>
     phases?: { filter?: string; log?: string }
     filter?: { max_result_bytes?: number; redact?: boolean | string[]; stack_traces?: 'refuse' | 'pass' }
+    approval?: Partial<ApprovalConfig>
   }>
 }
 
@@ -89,6 +90,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
         ...(route.phases?.log === undefined ? {} : { log: path.resolve(folder, route.phases.log) }),
       },
       filter: filterConfig(route.filter),
+      approval: approvalConfig(route.approval),
       auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),
       scopes: scopes(route.scopes ?? doc.scopes),
       limits,
@@ -102,6 +104,19 @@ function filterConfig(raw: { max_result_bytes?: number; redact?: boolean | strin
   if (raw === undefined) return undefined
   const redact = raw.redact === true ? [...DEFAULT_SECRET_PATTERNS] : raw.redact === false || raw.redact === undefined ? [] : [...raw.redact]
   return { ...(raw.max_result_bytes === undefined ? {} : { max_result_bytes: raw.max_result_bytes }), redact, stack_traces: raw.stack_traces ?? 'refuse' }
+}
+
+/** The approval gate as written, with schema.json's defaults; undefined when it names no tool (nothing to gate). */
+function approvalConfig(raw: Partial<ApprovalConfig> | undefined): ApprovalConfig | undefined {
+  if (raw === undefined) return undefined
+  const approval: ApprovalConfig = {
+    tools: [...(raw.tools ?? [])],
+    destructive: raw.destructive ?? false,
+    ttl_s: raw.ttl_s ?? 120,
+    fallback: raw.fallback ?? 'refuse',
+    max_shown_chars: raw.max_shown_chars ?? 2000,
+  }
+  return approval.tools.length === 0 && !approval.destructive ? undefined : approval
 }
 
 // `true` means "everything this capability has", and a missing sub-flag means the same.

@@ -227,6 +227,8 @@ export interface RouteConfig extends ProxyNaming {
   phases: { filter?: string; log?: string }
   /** The built-in filter (gateway/phases/builtin-filter.ts); undefined: none. */
   filter: FilterConfig | undefined
+  /** Human approval of destructive tools (gateway/phases/approval-gate.ts); undefined: no tool needs it. */
+  approval: ApprovalConfig | undefined
   /** Access control (the gateway's `auth` unless the route sets its own); undefined: an open route. */
   auth: AuthConfig | undefined
   /** Scopes each component needs (the gateway's `scopes` unless the route sets its own). */
@@ -395,6 +397,20 @@ export interface AdminConfig {
   reload: boolean
   /** The dashboard's try-it panel may call tools. */
   try_it: boolean
+}
+
+/** Which tools need the user's approval before they run, and how the gate asks (docs/approval.md). */
+export interface ApprovalConfig {
+  /** Exact names or globs (`*`, `?`) of the tools, as the client calls them. */
+  tools: string[]
+  /** Also every tool whose `annotations.destructiveHint` is true. */
+  destructive: boolean
+  /** Seconds an approval request stays open (the answer, or the 2026-07-28 retry carrying it, must come within). */
+  ttl_s: number
+  /** A client that cannot ask its user: the call is refused, or allowed unasked and logged. */
+  fallback: 'refuse' | 'allow'
+  /** Most characters of the arguments (JSON) shown to the user. */
+  max_shown_chars: number
 }
 
 /** The built-in filter of a route's results. */

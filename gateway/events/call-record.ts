@@ -32,6 +32,10 @@ export class CallRecord implements RequestSink {
   upstream: string | undefined
   /** The SERVER span of the call when tracing is on: a proxied call's CLIENT span is its child. */
   span: Span | undefined
+  /** The rule that decided the call when one did besides the content phase (`approval`); undefined: none. */
+  decision: string | undefined
+  /** The approval's id when the approval gate decided or refused the call (never a secret). */
+  approval: string | undefined
 
   constructor(sink: RequestSink, calls: RouteCalls, request: JsonRpcRequest, session: string, principal: string | undefined, span?: Span) {
     this.#sink = sink

@@ -275,6 +275,15 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
     for (const [name, handler] of Object.entries(methods)) this.#methods.set(name, handler)
   }
 
+  /**
+   * Lays `wrap` over the handler this route serves `name` with (the route's own or its extension's):
+   * a gate such as approval (gateway/phases/approval-gate.ts). A route without one keeps its handler.
+   */
+  wrapMethod(name: string, wrap: (inner: MethodHandler) => MethodHandler): void {
+    const inner = this.#methods.get(name)
+    if (inner !== undefined) this.#methods.set(name, wrap(inner))
+  }
+
   get extension(): EndpointExtension | undefined {
     return this.#extension
   }

@@ -15,6 +15,8 @@ import type { StdioTransports } from '../upstream/connect.ts'
 import { attachUpstreams } from '../upstream/attach.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
 import { filterPhaseOf, type PhaseModules } from '../phases/load-phases.ts'
+import { ApprovalGate, registryLookup } from '../phases/approval-gate.ts'
+import { proxyToolLookup } from '../upstream/approval-lookup.ts'
 
 /**
  * Builds the endpoint of `route` and runs `handler`'s setup on it; a proxy route gets its upstreams
@@ -25,7 +27,12 @@ export async function buildEndpoint(route: RouteConfig, handler: Handler, store:
   endpoint.filter = filterPhaseOf(route, phases, endpoint.logger)
   try {
     await handler.setup(mcp, new RouteServerImpl(endpoint))
-    if (route.upstreams.length > 0) attachUpstreams(endpoint, stdio, credentials)
+    const proxy = route.upstreams.length > 0 ? attachUpstreams(endpoint, stdio, credentials) : undefined
+    // Over the route's tools/call, the proxy's included: the upstream never sees an unapproved call.
+    if (route.approval !== undefined) {
+      const gate = new ApprovalGate(route.location, route.approval, proxy === undefined ? registryLookup : proxyToolLookup(proxy), store.tasks, endpoint.logger)
+      endpoint.wrapMethod('tools/call', (inner) => gate.wrap(inner))
+    }
   } catch (error) {
     endpoint.close()
     throw error

@@ -27,6 +27,8 @@ export interface Origin {
   readonly paramHeaders?: ReadonlyMap<string, string>
   /** A tool its upstream runs only as a task (`execution.taskSupport: "required"`): the gateway calls it as one and waits. */
   readonly taskRequired?: true
+  /** A tool its upstream lists with `annotations.destructiveHint: true` (the approval gate asks about it). */
+  readonly destructive?: true
 }
 
 export class Naming {

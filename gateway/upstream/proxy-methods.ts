@@ -185,9 +185,10 @@ function expose(proxy: ProxyRoute, kind: ListKind, upstream: string, item: JsonO
     return exposed === item.name ? item : { ...item, name: exposed }
   }
   const annotated = typeof item.inputSchema === 'object' && item.inputSchema !== null ? headerParams(item.inputSchema as JsonObject) : undefined
-  const origin: { upstream: string; name: string; paramHeaders?: ReadonlyMap<string, string>; taskRequired?: true } = { upstream, name: item.name }
+  const origin: { upstream: string; name: string; paramHeaders?: ReadonlyMap<string, string>; taskRequired?: true; destructive?: true } = { upstream, name: item.name }
   if (annotated?.size) origin.paramHeaders = annotated
   if (upstreamTaskSupport(item) === 'required') origin.taskRequired = true
+  if ((item.annotations as JsonObject | undefined)?.destructiveHint === true) origin.destructive = true
   proxy.toolIndex.set(exposed, origin)
   const execution = proxiedExecution(item, proxy.endpoint.tasks !== undefined)
   if (exposed === item.name && execution === item.execution) return item
@@ -296,6 +297,17 @@ async function resolve(proxy: ProxyRoute, record: SessionRecord, kind: 'tool' | 
   if (known !== undefined) return known
   await aggregate(proxy, kind === 'tool' ? 'tools' : 'prompts', record, envelopeOf(params), LEARNING, who)
   return proxy.resolveName(kind, name)
+}
+
+/**
+ * The upstream tool an exposed name leads to, as its upstream listed it (annotations included); a
+ * name this worker has not seen listed yet is learnt by listing once. undefined: no upstream lists it.
+ */
+export async function listedTool(proxy: ProxyRoute, record: SessionRecord, name: string, params: JsonObject, who: Caller | undefined): Promise<Target | undefined> {
+  const known = proxy.toolIndex.get(name)
+  if (known !== undefined) return known
+  await aggregate(proxy, 'tools', record, envelopeOf(params), LEARNING, who)
+  return proxy.toolIndex.get(name)
 }
 
 async function resolveUri(proxy: ProxyRoute, record: SessionRecord, uri: string, params: JsonObject, who: Caller | undefined): Promise<string | undefined> {

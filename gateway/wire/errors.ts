@@ -79,6 +79,12 @@ export const EdgeCode = {
   MCP_EDGE_TASK_NOT_FOUND: { status: 400, rpc: InvalidParams, message: 'Unknown task: it expired, never existed, or belongs to another client' },
   /** 2025-11-25 tasks/cancel of a task that already finished. */
   MCP_EDGE_TASK_FINISHED: { status: 400, rpc: InvalidParams, message: 'The task already finished and cannot be cancelled' },
+  /** A tool that needs the user's approval (`approval:`), called by a client that cannot ask its user (no form elicitation) on a route whose fallback refuses. */
+  MCP_EDGE_APPROVAL_UNAVAILABLE: { status: 400, rpc: RpcCode.MissingCapability, message: "This tool needs the user's approval, and this client cannot ask its user (it did not declare form elicitation); the call did not run" },
+  /** A 2026-07-28 retry whose approval ran out (`approval.ttl_s` after it was asked): ask again by calling without requestState. */
+  MCP_EDGE_APPROVAL_EXPIRED: { status: 400, rpc: InvalidParams, message: 'The approval expired before the answer came back; call the tool again to be asked again. The call did not run' },
+  /** A 2026-07-28 retry whose approval answer was never asked by this gateway for this call, or whose approval was used already. */
+  MCP_EDGE_APPROVAL_INVALID: { status: 400, rpc: InvalidParams, message: 'The approval does not belong to this call, or was used already; call the tool again to be asked again. The call did not run' },
   // 403 … 431: the request cannot be served as sent.
   /** No credential, or one that fails verification: sent with a Bearer challenge naming the route's metadata. */
   MCP_EDGE_UNAUTHORIZED: { status: 401, rpc: ServerError, message: 'Unauthorized: this route needs an access token' },
@@ -91,6 +97,10 @@ export const EdgeCode = {
   MCP_EDGE_INSUFFICIENT_SCOPE: { status: 403, rpc: ServerError, message: 'Forbidden: insufficient scope' },
   /** The route's access module refused (its own 4xx status replaces this one) or failed (the message names a reference). */
   MCP_EDGE_ACCESS_DENIED: { status: 403, rpc: ServerError, message: 'Forbidden' },
+  /** The user declined the call when asked for approval (`approval:`): it did not run. */
+  MCP_EDGE_APPROVAL_DECLINED: { status: 403, rpc: ServerError, message: 'The user declined this call; it did not run' },
+  /** The user dismissed the approval request without answering: the call did not run. */
+  MCP_EDGE_APPROVAL_CANCELLED: { status: 403, rpc: ServerError, message: 'The user dismissed the approval request; the call did not run' },
   /** A route's filter phase withheld a result (over its size cap, or its filter module refused it); sent in the JSON-RPC body of the call's answer (the status is for a stateless POST's log only). */
   MCP_EDGE_RESULT_WITHHELD: { status: 403, rpc: ServerError, message: 'Result withheld by the route\'s filter' },
   /** A path the admin listener does not serve, or a try-it call naming a route that is not configured. */

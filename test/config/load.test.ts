@@ -72,6 +72,7 @@ t.test('defaults land everywhere', async (t) => {
       options: {},
       phases: {},
       filter: undefined,
+      approval: undefined,
       upstreams: [],
       prefix: 'auto',
       separator: '__',

@@ -50,6 +50,11 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
   readonly inputRequests = new Map<string, InputRequest>()
   /** The client's answers: this round's inputResponses over those kept from earlier rounds. */
   readonly answers: JsonObject
+  /**
+   * The approval gate's state (gateway/phases/approval-gate.ts): as the verified requestState carried
+   * it in, and as the gate leaves it for the next round's requestState. Undefined on routes without one.
+   */
+  approval: JsonObject | undefined
   #nextState: unknown
   #calls = 0
   readonly #host: StatelessHost

@@ -165,7 +165,7 @@ export class StatelessDispatcher {
       // A handler's own round (a proxied upstream's): what it kept with setRequestState travels
       // signed by this gateway, so the retry verifies here like any other.
       const own = result._meta as JsonObject | undefined
-      const requestState = this.#codec.sign(request.method, paramsDigest(params), ctx.caller.principal, { answers: {}, handlerState: ctx.nextRequestState })
+      const requestState = this.#codec.sign(request.method, paramsDigest(params), ctx.caller.principal, { answers: {}, handlerState: ctx.nextRequestState, approval: ctx.approval })
       sink.respond(resultMessage(request.id, { ...result, requestState, _meta: own === undefined ? this.#serverMeta : { ...own, ...this.#serverMeta } }))
     } else if (ctx.inputRequests.size > 0 && MAY_NEED_INPUT.has(request.method)) {
       sink.respond(resultMessage(request.id, this.#inputRequired(request.method, params, ctx, ctx.caller.principal)))
@@ -187,13 +187,17 @@ export class StatelessDispatcher {
     }
     let answers = (responses ?? {}) as JsonObject
     let previousState: unknown
+    let approval: JsonObject | undefined
     if (params.requestState !== undefined) {
       // Bound to the principal: another caller cannot replay (or finish) someone else's rounds.
       const state = this.#codec.verify(params.requestState, request.method, paramsDigest(params), caller.principal)
       answers = { ...state.answers, ...answers }
       previousState = state.handlerState
+      approval = state.approval
     }
-    return new StatelessRequestContext(this.#endpoint, envelope, request.id, params._meta as JsonObject | undefined, sink, answers, previousState, caller)
+    const ctx = new StatelessRequestContext(this.#endpoint, envelope, request.id, params._meta as JsonObject | undefined, sink, answers, previousState, caller)
+    if (approval !== undefined) ctx.approval = approval
+    return ctx
   }
 
   #inputRequired(method: string, params: JsonObject, ctx: StatelessRequestContext, principal: string | undefined): JsonObject {
@@ -202,7 +206,7 @@ export class StatelessDispatcher {
     // The answers gathered so far ride along in the state, so each round only asks for what is missing.
     const answers: JsonObject = {}
     for (const [key, value] of Object.entries(ctx.answers)) if (!ctx.inputRequests.has(key)) answers[key] = value
-    const requestState = this.#codec.sign(method, paramsDigest(params), principal, { answers, handlerState: ctx.nextRequestState })
+    const requestState = this.#codec.sign(method, paramsDigest(params), principal, { answers, handlerState: ctx.nextRequestState, approval: ctx.approval })
     return { resultType: 'input_required', inputRequests, requestState, _meta: this.#serverMeta }
   }
 

@@ -16,6 +16,8 @@ export interface RequestStatePayload {
   answers: JsonObject
   /** The handler's own continuation data (`ctx.setRequestState`). */
   handlerState: unknown
+  /** The approval gate's own (gateway/phases/approval-gate.ts): the approval asked or granted; absent on routes without one. */
+  approval?: JsonObject
 }
 
 interface SignedPayload {
@@ -25,6 +27,7 @@ interface SignedPayload {
   e: number
   a: JsonObject
   s?: unknown
+  g?: JsonObject
 }
 
 /** A stable digest of the parameters that define a request (not its envelope, answers or state). */
@@ -61,6 +64,7 @@ export class RequestStateCodec {
   sign(method: string, digest: string, principal: string | undefined, payload: RequestStatePayload): string {
     const signed: SignedPayload = { m: method, d: digest, p: principal ?? null, e: Date.now() + this.#ttlMs, a: payload.answers }
     if (payload.handlerState !== undefined) signed.s = payload.handlerState
+    if (payload.approval !== undefined) signed.g = payload.approval
     const body = Buffer.from(JSON.stringify(signed)).toString('base64url')
     return `${body}.${this.#mac(body)}`
   }
@@ -80,7 +84,7 @@ export class RequestStateCodec {
     if (signed.m !== method || signed.d !== digest || signed.p !== (principal ?? null)) {
       throw invalid('requestState belongs to another request (method, parameters or principal differ)')
     }
-    return { answers: signed.a, handlerState: signed.s }
+    return signed.g === undefined ? { answers: signed.a, handlerState: signed.s } : { answers: signed.a, handlerState: signed.s, approval: signed.g }
   }
 
   #mac(body: string): string {
