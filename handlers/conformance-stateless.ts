@@ -48,7 +48,7 @@ export function registerStatelessFixture(mcp: ComponentFactory, server: RouteSer
       return 'Logged (delivered only when the request asked for a log level).'
     }, { description: 'Logs one message', inputSchema: NO_ARGS }),
 
-    mcp.tool('test_custom_header', ({ region }) => `Region: ${String(region)}`, {
+    mcp.tool('test_custom_header', ({ region }) => `Region: ${region}`, {
       description: 'Mirrors its region argument into the Mcp-Param-Region header',
       inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } }, required: ['region'] },
     }),

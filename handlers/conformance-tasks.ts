@@ -5,7 +5,7 @@
  * and tasks/cancel on any worker.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { McpError, RpcCode, ToolError, type ComponentFactory, type JsonObject, type RequestContext, type RouteServer } from 'mcp-edge'
+import { McpError, RpcCode, ToolError, type ComponentFactory, type RequestContext, type RouteServer } from 'mcp-edge'
 
 const confirmSchema = { type: 'object' as const, properties: { confirm: { type: 'boolean' } }, required: ['confirm'] }
 const nameSchema = { type: 'object' as const, properties: { name: { type: 'string' } }, required: ['name'] }
@@ -14,15 +14,15 @@ const pause = (ms: number, ctx: RequestContext) => sleep(ms, undefined, { signal
 
 export function registerTasksFixture(mcp: ComponentFactory, server: RouteServer): void {
   server.register(
-    mcp.tool('greet', ({ name }) => `Hello, ${String(name)}!`, {
+    mcp.tool('greet', ({ name }) => `Hello, ${name}!`, {
       description: 'Greets by name (never a task)',
       inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     }),
 
     mcp.tool('slow_compute', async ({ seconds, label }, ctx) => {
-      const ms = Math.max(0, Number(seconds ?? 0)) * 1000
+      const ms = Math.max(0, seconds ?? 0) * 1000
       if (ms > 0) await pause(ms, ctx)
-      return `Computed ${String(label ?? 'result')} after ${String(seconds ?? 0)} s`
+      return `Computed ${label ?? 'result'} after ${seconds ?? 0} s`
     }, {
       description: 'Sleeps `seconds` then answers; runs as a task when the client takes tasks',
       inputSchema: { type: 'object', properties: { seconds: { type: 'number', minimum: 0 }, label: { type: 'string' } } },
@@ -48,9 +48,9 @@ export function registerTasksFixture(mcp: ComponentFactory, server: RouteServer)
     }),
 
     mcp.tool('confirm_delete', async ({ filename }, ctx) => {
-      const answer = await ctx.elicit(`Delete ${String(filename)}?`, confirmSchema)
-      const confirmed = answer.action === 'accept' && (answer.content as JsonObject | undefined)?.confirm === true
-      return confirmed ? `Deleted ${String(filename)}` : `Kept ${String(filename)}`
+      const answer = await ctx.elicit(`Delete ${filename}?`, confirmSchema)
+      const confirmed = answer.action === 'accept' && answer.content?.confirm === true
+      return confirmed ? `Deleted ${filename}` : `Kept ${filename}`
     }, {
       description: 'Asks for confirmation inside the task, then answers',
       inputSchema: { type: 'object', properties: { filename: { type: 'string' } }, required: ['filename'] },
@@ -62,7 +62,7 @@ export function registerTasksFixture(mcp: ComponentFactory, server: RouteServer)
         ctx.elicit('First name?', nameSchema, { key: 'first' }),
         ctx.elicit('Second name?', nameSchema, { key: 'second' }),
       ])
-      const name = (answer: typeof first) => String((answer.content as JsonObject | undefined)?.name ?? answer.action)
+      const name = (answer: typeof first) => String(answer.content?.name ?? answer.action)
       return `Got ${name(first)} and ${name(second)}`
     }, {
       description: 'Asks two questions at once inside the task',
@@ -79,7 +79,7 @@ export function registerTasksFixture(mcp: ComponentFactory, server: RouteServer)
       taskSupport: 'required',
       prepare: async (_args, ctx) => {
         const answer = await ctx.elicit('What is your name?', nameSchema, { key: 'user_name' })
-        return answer.action === 'accept' ? (answer.content as JsonObject | undefined)?.name : answer.action
+        return answer.action === 'accept' ? answer.content?.name : answer.action
       },
     }),
   )

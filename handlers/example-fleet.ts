@@ -41,7 +41,7 @@ const SEED: [Service, Environment, string[]][] = [
   ['notifications', 'production', ['3.0.0']],
 ]
 
-export const isService = (value: string): value is Service => (SERVICES as readonly string[]).includes(value)
+export const isService = (value: string): value is Service => SERVICES.some((service) => service === value)
 
 /** The leading number of a semantic version (`2` for `2.3.0`). */
 export const major = (version: string): string => version.split('.')[0] ?? version

@@ -47,11 +47,12 @@ const CONFIRM_FORM: ElicitationSchema = {
   required: ['reason', 'strategy'],
 }
 
-// Both tools take a service and an environment; the enums let clients offer a choice.
+// Both tools take a service and an environment; the enums let clients offer a choice. `as const`
+// keeps the literal types, so the tools' arguments are typed from these schemas.
 const target = {
-  service: { type: 'string', enum: [...SERVICES], description: 'The service' },
-  environment: { type: 'string', enum: [...ENVIRONMENTS], description: 'Where it runs' },
-}
+  service: { type: 'string', enum: SERVICES, description: 'The service' },
+  environment: { type: 'string', enum: ENVIRONMENTS, description: 'Where it runs' },
+} as const
 
 /** Resolves after `ms`, or at once when the request is cancelled (so cancellation is not delayed a step). */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -71,9 +72,8 @@ export default defineHandler((mcp, server) => {
   const json = (value: unknown) => JSON.stringify(value, null, 2)
 
   server.register(
-    mcp.tool('deploy', async (args, ctx) => {
-      // The gateway validated `args` against inputSchema before calling, so the enums hold.
-      const { service, environment, version } = args as { service: Service; environment: Environment; version: string }
+    // `args` is typed from inputSchema (service: Service, …), which the gateway validated it against.
+    mcp.tool('deploy', async ({ service, environment, version }, ctx) => {
       const log = (level: 'debug' | 'info' | 'warning' | 'error', data: unknown) => ctx.log(level, data, 'deploy')
       // Plain values: the fleet's own record changes as the deployment goes on.
       const { version: from, state } = fleet.current(environment, service)
@@ -112,7 +112,8 @@ export default defineHandler((mcp, server) => {
         fleet.finish(environment, service, outcome)
         await statusChanged()
       }
-      // An object return is structuredContent (plus its JSON as text), checked against outputSchema.
+      // An object return is structuredContent (plus its JSON as text), checked against outputSchema:
+      // by the compiler (a missing field does not compile) and again by the gateway at run time.
       return { service, environment, version, previous_version: from, instances: INSTANCES[environment] }
     }, {
       title: 'Deploy a service',
@@ -138,8 +139,7 @@ export default defineHandler((mcp, server) => {
       annotations: { destructiveHint: false, idempotentHint: true, openWorldHint: false },
     }),
 
-    mcp.tool('rollback', async (args, ctx) => {
-      const { service, environment } = args as { service: Service; environment: Environment }
+    mcp.tool('rollback', async ({ service, environment }, ctx) => {
       const { version: from, previous: to, state } = fleet.current(environment, service)
       if (state === 'deploying') throw new ToolError(`${service} is being deployed to ${environment}; try again when it ends.`)
       if (to === undefined) throw new ToolError(`${service} in ${environment} has no earlier version to roll back to.`)
@@ -152,7 +152,7 @@ export default defineHandler((mcp, server) => {
         // No elicitation capability (or no answer in time): a destructive change needs a yes from the
         // user, so refuse rather than proceed with the form's defaults, and say why.
         throw new ToolError(`Rollback needs the user's confirmation and could not get it ` +
-          `(${(error as Error).message}). Nothing was rolled back; try from a client that supports elicitation.`)
+          `(${error instanceof Error ? error.message : String(error)}). Nothing was rolled back; try from a client that supports elicitation.`)
       }
       if (answer.action === 'decline') return `Rollback declined; ${service} stays at ${from} in ${environment}.`
       if (answer.action === 'cancel') return `Rollback dismissed without an answer; ${service} stays at ${from} in ${environment}.`
@@ -178,8 +178,7 @@ export default defineHandler((mcp, server) => {
       annotations: { destructiveHint: true, idempotentHint: false, openWorldHint: false },
     }),
 
-    mcp.tool('audit', async (args, ctx) => {
-      const { environment } = args as { environment: Environment }
+    mcp.tool('audit', async ({ environment }, ctx) => {
       const findings: { service: Service; version: string; state: string; healthy: boolean }[] = []
       for (const [index, service] of SERVICES.entries()) {
         // Progress messages become the task's status message (tasks/get), and the signal is the task's:
@@ -206,9 +205,9 @@ export default defineHandler((mcp, server) => {
     }),
 
     // Returning undefined for an unknown service makes the read a "resource not found" error (-32002).
-    mcp.resourceTemplate(HISTORY_TEMPLATE, 'service-history', (_uri, vars) => {
-      const service = String(vars.service)
-      return isService(service) ? json({ service, history: fleet.history(service) }) : undefined
+    // `service` is typed from the template: a string, or a list when the URI holds a comma.
+    mcp.resourceTemplate(HISTORY_TEMPLATE, 'service-history', (_uri, { service }) => {
+      return typeof service === 'string' && isService(service) ? json({ service, history: fleet.history(service) }) : undefined
     }, {
       title: 'Service history',
       description: 'Every deployment, cancellation and rollback of one service',
@@ -216,7 +215,8 @@ export default defineHandler((mcp, server) => {
       completions: { service: (prefix) => SERVICES.filter((s) => s.startsWith(prefix)) },
     }),
 
-    mcp.prompt('release_notes', ({ service = '', version }) => {
+    // `service` is a string (a required argument), `version` may be undefined.
+    mcp.prompt('release_notes', ({ service, version }) => {
       // A prompt error is a protocol error (invalid params), unlike a tool's isError result.
       if (!isService(service)) throw new McpError(RpcCode.InvalidParams, `Unknown service: ${service}`)
       const which = version === undefined || version === '' ? 'its latest version' : `version ${version}`

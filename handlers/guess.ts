@@ -74,8 +74,7 @@ export default defineHandler((mcp, server) => {
 
   const guess = mcp.tool(
     'guess',
-    async ({ disease }, ctx) => {
-      const guessed = String(disease)
+    async ({ disease: guessed }, ctx) => {
       const game = await ctx.session.state.update<Game>((game) => {
         if (game === undefined) throw new ToolError('No game is running: call start')
         return { ...game, guesses: [...game.guesses, guessed] }

@@ -4,6 +4,7 @@
  * indexes it, the protocol layer calls it.
  */
 import type { RequestContext } from './context.ts'
+import type { PromptArgs, TemplateVariables, ToolArgs, ToolReturnFor } from './declared-types.ts'
 import type {
   Annotations,
   CallToolResult,
@@ -25,6 +26,9 @@ export type CompletionCallback = (
   ctx: RequestContext,
 ) => MaybePromise<string[] | CompletionResult>
 
+/** Completion callbacks by argument (or variable) name: only declared names when they are known. */
+type CompletionsFor<Args> = string extends keyof Args ? Record<string, CompletionCallback> : { [Name in keyof Args]?: CompletionCallback }
+
 interface Described {
   title?: string
   description?: string
@@ -42,11 +46,19 @@ export interface ToolAnnotations {
   openWorldHint?: boolean
 }
 
-export interface ToolOptions extends Described {
-  /** JSON Schema of the arguments (an object schema); `{type: 'object'}` when omitted. Sent verbatim. */
-  inputSchema?: JsonObject
-  /** JSON Schema of `structuredContent`; an object return value is checked against it. */
-  outputSchema?: JsonObject
+/**
+ * A tool's options. `InputSchema` and `OutputSchema` are the schemas' own types: written inline in
+ * `mcp.tool(…)` (or `as const`), they type the callback's arguments and its structured result.
+ */
+export interface ToolOptions<InputSchema extends JsonObject = JsonObject, OutputSchema extends JsonObject | undefined = JsonObject | undefined>
+  extends Described {
+  /**
+   * JSON Schema of the arguments (an object schema), or a TypeBox schema; `{type: 'object'}` when
+   * omitted. Sent verbatim; ajv validates each call's arguments with it before the callback runs.
+   */
+  inputSchema?: InputSchema
+  /** JSON Schema (or TypeBox schema) of `structuredContent`; an object return value is checked against it. */
+  outputSchema?: OutputSchema
   annotations?: ToolAnnotations
   /**
    * Whether a call may run as a task (on a route with `tasks.enabled`): `forbidden` (the default)
@@ -59,7 +71,7 @@ export interface ToolOptions extends Described {
    * (`ctx.elicit` works in both eras: 2026-07-28 clients answer it in the same call's rounds). What it
    * returns reaches the callback as `ctx.task.prepared`.
    */
-  prepare?: (args: JsonObject, ctx: RequestContext) => MaybePromise<unknown>
+  prepare?: (args: ToolArgs<InputSchema>, ctx: RequestContext) => MaybePromise<unknown>
 }
 
 /** How a tool takes tasks (2025-11-25 `execution.taskSupport`). */
@@ -72,7 +84,6 @@ export type TaskSupport = 'forbidden' | 'optional' | 'required'
  */
 export type ToolReturn = string | ContentBlock[] | CallToolResult | JsonObject
 export type ToolCallback = (args: JsonObject, ctx: RequestContext) => MaybePromise<ToolReturn>
-
 export interface Tool extends ToolOptions {
   readonly kind: 'tool'
   readonly name: string
@@ -87,14 +98,21 @@ export interface PromptArgument {
   required?: boolean
 }
 
-export interface PromptOptions extends Described {
-  arguments?: Record<string, PromptArgument>
-  completions?: Record<string, CompletionCallback>
+/** A prompt's options; `Declared` is the `arguments` block's own type, which types the callback's arguments. */
+export interface PromptOptions<Declared extends Record<string, PromptArgument> = Record<string, PromptArgument>> extends Described {
+  arguments?: Declared
+  /** Value suggestions per declared argument. */
+  completions?: CompletionsFor<PromptArgs<Declared>>
 }
 
 /** A string is one user text message; an array is the messages; an object is a full `GetPromptResult`. */
 export type PromptReturn = string | PromptMessage[] | GetPromptResult
 export type PromptCallback = (args: Record<string, string>, ctx: RequestContext) => MaybePromise<PromptReturn>
+/** A prompt callback whose arguments are typed from the `arguments` declaration. */
+export type TypedPromptCallback<Declared extends Record<string, PromptArgument>> = (
+  args: PromptArgs<Declared>,
+  ctx: RequestContext,
+) => MaybePromise<PromptReturn>
 
 export interface Prompt extends PromptOptions {
   readonly kind: 'prompt'
@@ -118,9 +136,9 @@ export interface ResourceOptions extends Described {
  */
 export type ResourceReturn = string | Uint8Array | Array<Partial<ResourceContents> & ({ text: string } | { blob: string })> | undefined | null
 export type ResourceCallback = (uri: string, ctx: RequestContext) => MaybePromise<ResourceReturn>
-export type ResourceTemplateCallback = (
+export type ResourceTemplateCallback<Template extends string = string> = (
   uri: string,
-  variables: Record<string, string | string[]>,
+  variables: TemplateVariables<Template>,
   ctx: RequestContext,
 ) => MaybePromise<ResourceReturn>
 
@@ -136,8 +154,9 @@ export interface Resource extends ResourceOptions {
   readonly text?: string
 }
 
-export interface ResourceTemplateOptions extends ResourceOptions {
-  completions?: Record<string, CompletionCallback>
+export interface ResourceTemplateOptions<Template extends string = string> extends ResourceOptions {
+  /** Value suggestions per variable of the template. */
+  completions?: CompletionsFor<TemplateVariables<Template>>
 }
 
 export interface ResourceTemplate extends ResourceTemplateOptions {
@@ -149,29 +168,71 @@ export interface ResourceTemplate extends ResourceTemplateOptions {
 
 export type Component = Tool | Prompt | Resource | ResourceTemplate
 
-/** The factory handed to a handler module as `mcp`. */
-export const mcp = {
-  tool(name: string, callback: ToolCallback, options: ToolOptions = {}): Tool {
-    return { ...options, kind: 'tool', name, callback }
-  },
-  prompt(name: string, callback: PromptCallback, options: PromptOptions = {}): Prompt {
-    return { ...options, kind: 'prompt', name, callback }
-  },
-  /** A resource read by `callback`, or (given a string) a data resource whose text is that string. */
-  resource(uri: string, name: string, callback: ResourceCallback | string, options: ResourceOptions = {}): Resource {
-    if (typeof callback !== 'string') return { ...options, kind: 'resource', uri, name, callback }
-    const text = callback
-    return { ...options, kind: 'resource', uri, name, text, callback: () => text }
-  },
-  resourceTemplate(
-    uriTemplate: string,
-    name: string,
-    callback: ResourceTemplateCallback,
-    options: ResourceTemplateOptions = {},
-  ): ResourceTemplate {
-    return { ...options, kind: 'template', uriTemplate, name, callback }
-  },
+/**
+ * A tool. Its `args` are typed from an inline (or `as const`) `inputSchema`, its structured result
+ * from `outputSchema`; without them, or with schemas typed as plain `JsonObject`, they are JSON objects.
+ */
+function tool<
+  // No defaults: an argument that does not infer them leaves the constraint, i.e. the untyped forms
+  // (and a default would make the compiler resolve FromSchema over a generic schema).
+  const InputSchema extends JsonObject,
+  const OutputSchema extends JsonObject | undefined,
+  const Returned extends ToolReturnFor<OutputSchema>,
+>(
+  name: string,
+  callback: (args: ToolArgs<NoInfer<InputSchema>>, ctx: RequestContext) => MaybePromise<Returned>,
+  options: ToolOptions<InputSchema, OutputSchema> = {},
+): Tool {
+  const { prepare, ...described } = options
+  const component: Tool = { ...described, kind: 'tool', name, callback: untyped<ToolCallback>(callback) }
+  if (prepare !== undefined) component.prepare = untyped<NonNullable<Tool['prepare']>>(prepare)
+  return component
 }
+
+/** A prompt; its `args` are typed from the `arguments` declaration (the required ones are strings). */
+function prompt<const Declared extends Record<string, PromptArgument>>(
+  name: string,
+  callback: (args: PromptArgs<NoInfer<Declared>>, ctx: RequestContext) => MaybePromise<PromptReturn>,
+  options: PromptOptions<Declared> = {},
+): Prompt {
+  const { completions, ...described } = options
+  const component: Prompt = { ...described, kind: 'prompt', name, callback: untyped<PromptCallback>(callback) }
+  if (completions !== undefined) component.completions = completions as Record<string, CompletionCallback>
+  return component
+}
+
+/** A resource read by `callback`, or (given a string) a data resource whose text is that string. */
+function resource(uri: string, name: string, callback: ResourceCallback | string, options: ResourceOptions = {}): Resource {
+  if (typeof callback !== 'string') return { ...options, kind: 'resource', uri, name, callback }
+  const text = callback
+  return { ...options, kind: 'resource', uri, name, text, callback: () => text }
+}
+
+/** A resource template; the callback's `variables` are typed from the template's expressions. */
+function resourceTemplate<const Template extends string>(
+  uriTemplate: Template,
+  name: string,
+  callback: ResourceTemplateCallback<NoInfer<Template>>,
+  options: ResourceTemplateOptions<NoInfer<Template>> = {},
+): ResourceTemplate {
+  const { completions, ...described } = options
+  const component: ResourceTemplate = { ...described, kind: 'template', uriTemplate, name, callback: untyped<ResourceTemplateCallback>(callback) }
+  if (completions !== undefined) component.completions = completions as Record<string, CompletionCallback>
+  return component
+}
+
+/**
+ * A callback typed from its declaration, stored as the untyped form the registry calls. Sound because
+ * the registry calls it only with what the declaration admits: arguments that passed the tool's
+ * inputSchema validator, a prompt's required arguments present and all strings, a template's variables
+ * that expand back to the URI asked for.
+ */
+function untyped<Untyped>(callback: (args: never, ...rest: never[]) => unknown): Untyped {
+  return callback as Untyped
+}
+
+/** The factory handed to a handler module as `mcp`. */
+export const mcp = { tool, prompt, resource, resourceTemplate }
 
 export type ComponentFactory = typeof mcp
 

@@ -31,6 +31,11 @@ const CONFORMANCE_SCHEMA: JsonObject = {
   additionalProperties: false,
 }
 
+// Output schemas typed as plain JsonObjects type nothing, so the string-returning `text` goes with
+// them: these tests look at validators and descriptors, not at calls.
+const SAME_ID_OUTPUT: JsonObject = { $id: 'urn:example:same', type: 'object' }
+const N_OUTPUT: JsonObject = { type: 'object', properties: { n: { type: 'number' } } }
+
 t.test('registration rejects invalid components with a message naming them', async (t) => {
   const registry = new Registry(noPages)
   const cases: Array<[Component, RegExp]> = [
@@ -107,7 +112,7 @@ t.test('draft-07 and dialect-less schemas work, vendor keywords are ignored, sha
   registry.register(
     mcp.tool('plain', text, { inputSchema: plain }),
     mcp.tool('draft07', text, { inputSchema: draft07 }),
-    mcp.tool('same-id', text, { inputSchema: { $id: 'urn:example:same', type: 'object' }, outputSchema: { $id: 'urn:example:same', type: 'object' } }),
+    mcp.tool('same-id', text, { inputSchema: { $id: 'urn:example:same', type: 'object' }, outputSchema: SAME_ID_OUTPUT }),
     mcp.tool('format', text, { inputSchema: { type: 'object', properties: { at: { type: 'string', format: 'date-time' } } } }),
   )
   registry.register(mcp.tool('draft07-again', text, { inputSchema: { ...draft07 } }))
@@ -137,7 +142,7 @@ t.test('descriptors: defaults, omitted keys, clipped priority, prompt arguments'
       title: 'Full',
       description: 'd',
       inputSchema: { type: 'object' },
-      outputSchema: { type: 'object', properties: { n: { type: 'number' } } },
+      outputSchema: N_OUTPUT,
       annotations: { readOnlyHint: true },
       icons,
       _meta: { k: 1 },
