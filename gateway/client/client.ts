@@ -26,12 +26,12 @@ import type {
 import { LATEST_STATEFUL_VERSION, isSupportedVersion } from '../wire/versions.ts'
 import { ProtocolError } from './errors.ts'
 import { Protocol, type NotificationHandler, type RequestHandler, type RequestOptions } from './protocol.ts'
+import { checkElicitationAnswer, checkElicitationRequest, checkSamplingRequest } from './server-requests.ts'
 import type { Transport } from './transport.ts'
 import type {
   ClientEvents,
   ClientOptions,
   ElicitationAnswer,
-  ElicitParams,
   InitializeOptions,
   InitializeResult,
   LogMessage,
@@ -318,15 +318,15 @@ export class McpClient {
     if (sampling !== undefined) {
       const model = options.samplingModel ?? this.#clientInfo.name
       protocol.setRequestHandler('sampling/createMessage', async (params, extra) =>
-        samplingResult(await sampling(params as never, extra), model))
+        samplingResult(await sampling(checkSamplingRequest(params), extra), model))
     }
     if (elicitation !== undefined) {
       const modes = new Set(options.elicitationModes ?? ['form'])
       protocol.setRequestHandler('elicitation/create', async (params, extra) => {
-        const request = params as unknown as ElicitParams
+        const { request, validate } = checkElicitationRequest(params)
         const mode = request.mode ?? 'form'
         if (!modes.has(mode)) throw new McpError(RpcCode.InvalidParams, `This client does not support ${mode} elicitation`)
-        return elicitResult(await elicitation(request, extra))
+        return checkElicitationAnswer(elicitResult(await elicitation(request, extra)), validate)
       })
     }
     protocol.setNotificationHandler('notifications/tools/list_changed', () => {

@@ -7,6 +7,7 @@
  */
 import { compileObjectSchema, describeErrors, type ValidateFunction } from '../registry/json-schema.ts'
 import { EdgeError } from '../wire/errors.ts'
+import { samplingContentListProblem } from '../wire/sampling-content.ts'
 import type { CreateMessageResult, ElicitationSchema, ElicitResult, Root } from '../wire/mcp-types.ts'
 
 const ROLES = new Set(['user', 'assistant'])
@@ -71,30 +72,7 @@ function samplingProblem(answer: Record<string, unknown>): Problem {
   if (!ROLES.has(answer.role as string)) return `role must be "user" or "assistant" (got ${JSON.stringify(answer.role)})`
   if (typeof answer.model !== 'string') return 'model must be a string'
   if (answer.stopReason !== undefined && typeof answer.stopReason !== 'string') return 'stopReason must be a string'
-  const blocks = Array.isArray(answer.content) ? answer.content : [answer.content]
-  if (blocks.length === 0) return 'content must not be empty'
-  for (const [index, block] of blocks.entries()) {
-    const problem = contentProblem(block)
-    if (problem !== undefined) return Array.isArray(answer.content) ? `content[${index}] ${problem}` : `content ${problem}`
-  }
-  return undefined
-}
-
-// text, image and audio are checked field by field; tool_use and tool_result (2025-11-25) by their type only.
-function contentProblem(block: unknown): Problem {
-  if (!isObject(block) || typeof block.type !== 'string') return 'must be an object with a string "type"'
-  switch (block.type) {
-    case 'text':
-      return typeof block.text === 'string' ? undefined : 'of type text needs a string "text"'
-    case 'image':
-    case 'audio':
-      return typeof block.data === 'string' && typeof block.mimeType === 'string' ? undefined : `of type ${block.type} needs string "data" and "mimeType"`
-    case 'tool_use':
-    case 'tool_result':
-      return undefined
-    default:
-      return `has an unknown type ${JSON.stringify(block.type.slice(0, 40))}`
-  }
+  return samplingContentListProblem(answer.content)
 }
 
 /**

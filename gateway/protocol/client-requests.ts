@@ -33,6 +33,11 @@ export interface AskOptions {
   send: (message: JsonRpcMessage) => void
   /** Gives up (and tells the client) when it fires. */
   signal?: AbortSignal
+  /**
+   * Where the cancellation goes when `signal` fired: the asking request's stream closes with it, so
+   * the client would never hear that its callback may stop (the session's standalone stream). `send` when absent.
+   */
+  sendWhenAborted?: (message: JsonRpcMessage) => void
   onSettled?: () => void
 }
 
@@ -50,12 +55,13 @@ export function askClient(ask: AskOptions): Promise<unknown> {
       signal?.removeEventListener('abort', onAbort)
       ask.onSettled?.()
     }
-    const giveUp = (reason: string, error: Error): void => {
+    const giveUp = (reason: string, error: Error, via = send): void => {
       settle()
-      send(notification('notifications/cancelled', { requestId: id, reason }))
+      via(notification('notifications/cancelled', { requestId: id, reason }))
       reject(error)
     }
-    const onAbort = (): void => giveUp('the request that asked was cancelled', new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'))
+    const onAbort = (): void =>
+      giveUp('the request that asked was cancelled', new EdgeError('MCP_EDGE_REQUEST_CANCELLED', 'Request cancelled'), ask.sendWhenAborted ?? send)
     const timer = setTimeout(
       () => giveUp('timed out', new EdgeError('MCP_EDGE_CLIENT_TIMEOUT', `The client did not answer ${method} within ${timeoutMs} ms`)),
       timeoutMs,

@@ -5,7 +5,7 @@
  */
 import { EdgeError } from '../wire/errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../registry/context.ts'
-import type { RequestId } from '../wire/jsonrpc.ts'
+import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import { notification } from '../wire/jsonrpc.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
 import { ContextBase } from './context-base.ts'
@@ -44,6 +44,8 @@ export interface ContextHost {
   readonly live: LiveSessions
   /** The sessions' roots this worker keeps. */
   readonly roots: RootsCache
+  /** Sends on a session's standalone stream, wherever it is held. */
+  readonly notifier: { notifySession(sessionId: string, message: JsonRpcMessage): void }
 }
 
 export { levelPasses } from './context-base.ts'
@@ -120,6 +122,7 @@ export class HandlerRequestContext extends ContextBase implements RequestContext
       awaiting: this.#host.live.hold(this.#record.id).awaiting,
       send: (message) => this.sink.send(message),
       signal: this.signal,
+      sendWhenAborted: (message) => this.#host.notifier.notifySession(this.#record.id, message),
     })
   }
 }

@@ -4,8 +4,10 @@
  * it), `ctx.task` for its id and status message, and progress messages become the status message.
  * What it asks the client waits in the task: a 2026-07-28 client sees it as `input_required` with
  * `inputRequests` on tasks/get and answers with tasks/update; a 2025-11-25 session is asked on its
- * standalone stream (the task shows `input_required` meanwhile).
+ * standalone stream (the task shows `input_required` meanwhile). Either way the answer is checked as
+ * a session's is (client-answers.ts): a malformed one is an InvalidClientAnswerError in the callback.
  */
+import { checkCreateMessageResult, checkElicitResult, checkRoots, elicitationValidator } from '../protocol/client-answers.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, TaskInfo, UrlElicitation } from '../registry/context.ts'
 import type { Caller } from '../wire/caller.ts'
 import { EdgeError } from '../wire/errors.ts'
@@ -64,33 +66,36 @@ export class TaskContext implements RequestContext {
     this.#link.log(level, data, logger)
   }
 
-  elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {
+  async elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {
     if (this.#link.core) return this.#link.viaSession(() => this.session.elicit(message, schema, options))
     const declared = this.session.clientCapabilities.elicitation
     if ('mode' in schema && schema.mode === 'url') {
       if (declared?.url === undefined) return missing('elicitation (url mode)')
-      return this.#ask(options?.key, 'elicitation', { method: 'elicitation/create', params: { mode: 'url', message, url: schema.url } }) as Promise<ElicitResult>
+      const answer = await this.#ask(options?.key, 'elicitation', { method: 'elicitation/create', params: { mode: 'url', message, url: schema.url } })
+      return checkElicitResult(answer, undefined)
     }
     if (declared === undefined) return missing('elicitation')
-    return this.#ask(options?.key, 'elicitation', { method: 'elicitation/create', params: { message, requestedSchema: schema as unknown as JsonObject } }) as Promise<ElicitResult>
+    // Compiled before the client is asked: a schema that does not compile is the handler's mistake.
+    const validate = elicitationValidator(schema as ElicitationSchema)
+    const answer = await this.#ask(options?.key, 'elicitation', { method: 'elicitation/create', params: { message, requestedSchema: schema as unknown as JsonObject } })
+    return checkElicitResult(answer, validate)
   }
 
   elicitationComplete(_elicitationId: string): void {
     // A task's URL elicitation ends when the client answers it with tasks/update.
   }
 
-  createMessage(messages: SamplingMessage[], maxTokens: number, options: CreateMessageOptions & ClientRequestOptions = {}): Promise<CreateMessageResult> {
+  async createMessage(messages: SamplingMessage[], maxTokens: number, options: CreateMessageOptions & ClientRequestOptions = {}): Promise<CreateMessageResult> {
     if (this.#link.core) return this.#link.viaSession(() => this.session.createMessage(messages, maxTokens, options))
     if (this.session.clientCapabilities.sampling === undefined) return missing('sampling')
     const { timeoutMs: _timeout, onProgress: _progress, key, ...rest } = options
-    return this.#ask(key, 'sampling', { method: 'sampling/createMessage', params: { ...rest, messages, maxTokens } as unknown as JsonObject }) as Promise<CreateMessageResult>
+    return checkCreateMessageResult(await this.#ask(key, 'sampling', { method: 'sampling/createMessage', params: { ...rest, messages, maxTokens } as unknown as JsonObject }))
   }
 
   async listRoots(options?: ClientRequestOptions): Promise<Root[]> {
     if (this.#link.core) return this.#link.viaSession(() => this.session.listRoots(options))
     if (this.session.clientCapabilities.roots === undefined) return missing('roots')
-    const answer = (await this.#ask(options?.key, 'roots', { method: 'roots/list', params: {} })) as { roots?: Root[] }
-    return Array.isArray(answer.roots) ? answer.roots : []
+    return checkRoots(await this.#ask(options?.key, 'roots', { method: 'roots/list', params: {} }))
   }
 
   ping(options?: ClientRequestOptions): Promise<void> {

@@ -3,7 +3,8 @@
  * session; server→client requests cannot, so `elicit`, `createMessage` and `listRoots` answer from the
  * client's `inputResponses` (and the answers of earlier rounds kept in the signed request state) and,
  * when an answer is missing, record an input request and throw. The dispatcher turns the recorded
- * requests into an input-required result, whatever the handler did with the throw.
+ * requests into an input-required result, whatever the handler did with the throw. An answer that is
+ * there is checked as a session's is (client-answers.ts): a malformed one is an InvalidClientAnswerError.
  */
 import type { Caller } from '../../wire/caller.ts'
 import { EdgeError, McpError, RpcCode } from '../../wire/errors.ts'
@@ -19,6 +20,7 @@ import type {
   Root,
   SamplingMessage,
 } from '../../wire/mcp-types.ts'
+import { checkCreateMessageResult, checkElicitResult, checkRoots, elicitationValidator } from '../client-answers.ts'
 import { ContextBase } from '../context-base.ts'
 import type { RequestSink } from '../sink.ts'
 import type { Envelope } from './envelope.ts'
@@ -39,11 +41,6 @@ export interface StatelessHost {
 
 export interface InputRequest { method: string; params: JsonObject }
 
-type AnswerCheck = (answer: unknown) => boolean
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value)
-const isElicitResult: AnswerCheck = (answer) => isObject(answer) && ['accept', 'decline', 'cancel'].includes(answer.action as string)
-const isSamplingResult: AnswerCheck = (answer) => isObject(answer) && answer.content !== undefined
-const isRootsResult: AnswerCheck = (answer) => isObject(answer) && Array.isArray(answer.roots)
 
 export class StatelessRequestContext extends ContextBase implements RequestContext {
   /** Input requests recorded this round, by key. */
@@ -98,18 +95,22 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
     const elicitation = this.#envelope.clientCapabilities.elicitation
     if ('mode' in schema && schema.mode === 'url') {
       if (elicitation?.url === undefined) throw missingCapability({ elicitation: { url: {} } })
-      return (await this.#answer(options?.key, 'elicitation', isElicitResult, {
+      const answer = await this.#answer(options?.key, 'elicitation', {
         method: 'elicitation/create',
         params: { mode: 'url', message, url: schema.url },
-      })) as ElicitResult
+      })
+      return checkElicitResult(answer, undefined)
     }
     if (elicitation === undefined || (elicitation.url !== undefined && elicitation.form === undefined)) {
       throw missingCapability({ elicitation: {} })
     }
-    return (await this.#answer(options?.key, 'elicitation', isElicitResult, {
+    // Compiled before the client is asked: a schema that does not compile is the handler's mistake.
+    const validate = elicitationValidator(schema as ElicitationSchema)
+    const answer = await this.#answer(options?.key, 'elicitation', {
       method: 'elicitation/create',
       params: { message, requestedSchema: schema },
-    })) as ElicitResult
+    })
+    return checkElicitResult(answer, validate)
   }
 
   elicitationComplete(_elicitationId: string): void {
@@ -125,16 +126,15 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
     const { timeoutMs, onProgress, key, ...rest } = options
     void timeoutMs
     void onProgress
-    return (await this.#answer(key, 'sampling', isSamplingResult, {
+    return checkCreateMessageResult(await this.#answer(key, 'sampling', {
       method: 'sampling/createMessage',
       params: { ...rest, messages, maxTokens },
-    })) as CreateMessageResult
+    }))
   }
 
   async listRoots(options?: ClientRequestOptions): Promise<Root[]> {
     if (this.#envelope.clientCapabilities.roots === undefined) throw missingCapability({ roots: {} })
-    const answer = (await this.#answer(options?.key, 'roots', isRootsResult, { method: 'roots/list', params: {} })) as { roots: Root[] }
-    return answer.roots
+    return checkRoots(await this.#answer(options?.key, 'roots', { method: 'roots/list', params: {} }))
   }
 
   async ping(): Promise<void> {
@@ -145,12 +145,12 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
     return false
   }
 
-  /** The client's answer for this call, or a recorded input request and a throw. */
-  #answer(key: string | undefined, kind: string, valid: AnswerCheck, request: InputRequest): Promise<unknown> {
+  /** The client's answer for this call (unchecked), or a recorded input request and a throw. */
+  #answer(key: string | undefined, kind: string, request: InputRequest): Promise<unknown> {
     const name = key ?? `${kind}-${this.#calls}`
     this.#calls++
     const answer = this.answers[name]
-    if (answer !== undefined && valid(answer)) return Promise.resolve(answer)
+    if (answer !== undefined) return Promise.resolve(answer)
     this.inputRequests.set(name, request)
     return Promise.reject(new InputRequired(name))
   }
