@@ -8,6 +8,7 @@
 export { defineHandler, isHandler, type Handler, type HandlerSetup } from './registry/define-handler.ts'
 export { mcp, ToolError } from './registry/components.ts'
 export type * from './registry/components.ts'
+export type { PromptArgs, SchemaType, TemplateVariables, ToolArgs, ToolErrorReturn, StructuredResult } from './registry/declared-types.ts'
 export type * from './registry/context.ts'
 export type * from './registry/route-server-api.ts'
 export type * from './wire/mcp-types.ts'

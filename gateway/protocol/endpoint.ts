@@ -21,6 +21,7 @@ import { errorMessage, notification, resultMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import { discoverCapabilities, serverCapabilities, serverInfo } from './capabilities.ts'
 import { Catalogues, type CatalogueHost } from './catalogues.ts'
+import * as clientAnswers from './client-answers.ts'
 import { LiveSessions } from './live-sessions.ts'
 import { methodTable, type MethodHandler } from './methods/index.ts'
 import { Notifier } from './notifier.ts'
@@ -103,7 +104,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
     this.logging = route.capabilities.logging
     const tasks = route.tasks.enabled && route.capabilities.tools !== false
     this.#methods = methodTable(route.capabilities, tasks)
-    this.tasks = tasks ? new TaskService({ route, store, logger, notifySession: (id, message) => this.notifier.notifySession(id, message) }) : undefined
+    this.tasks = tasks ? new TaskService({ route, store, logger, notifySession: (id, message) => this.notifier.notifySession(id, message), answerChecks: clientAnswers }) : undefined
     this.scopes = ComponentScopes.from(route.scopes)
     const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }
     if (route.server.instructions !== undefined) result.instructions = route.server.instructions

@@ -54,7 +54,7 @@ export type ToolReturnFor<OutputSchema> = undefined extends OutputSchema
   : SchemaType<OutputSchema, NotLiteral> extends infer Structured
     ? [Structured] extends [NotLiteral]
       ? UntypedToolReturn
-      : Readable<Structured> | StructuredResult<Readable<Structured>> | ToolErrorReturn
+      : AcceptsReadonly<Structured> | StructuredResult<AcceptsReadonly<Structured>> | ToolErrorReturn
     : never
 
 declare const notLiteral: unique symbol
@@ -81,7 +81,7 @@ export interface ToolErrorReturn {
 }
 
 /** `T`, with its arrays accepted readonly at every depth (what a const type parameter infers for literals). */
-export type Readable<T> = T extends readonly (infer Item)[] ? readonly Readable<Item>[] : T extends object ? { [K in keyof T]: Readable<T[K]> } : T
+export type AcceptsReadonly<T> = T extends readonly (infer Item)[] ? readonly AcceptsReadonly<Item>[] : T extends object ? { [K in keyof T]: AcceptsReadonly<T[K]> } : T
 
 // ---- prompts -----------------------------------------------------------------------------------
 

@@ -5,9 +5,9 @@
  * What it asks the client waits in the task: a 2026-07-28 client sees it as `input_required` with
  * `inputRequests` on tasks/get and answers with tasks/update; a 2025-11-25 session is asked on its
  * standalone stream (the task shows `input_required` meanwhile). Either way the answer is checked as
- * a session's is (client-answers.ts): a malformed one is an InvalidClientAnswerError in the callback.
+ * a session's is (protocol/client-answers.ts, handed in as `ClientAnswerChecks`: tasks/ sits below
+ * protocol/): a malformed one is an InvalidClientAnswerError in the callback.
  */
-import { checkCreateMessageResult, checkElicitResult, checkRoots, elicitationValidator } from '../protocol/client-answers.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, TaskInfo, UrlElicitation } from '../registry/context.ts'
 import type { Caller } from '../wire/caller.ts'
 import { EdgeError } from '../wire/errors.ts'
@@ -21,7 +21,17 @@ import type {
   Root,
   SamplingMessage,
 } from '../wire/mcp-types.ts'
+import type { ValidateFunction } from '../registry/json-schema.ts'
 import type { TaskInputRequest } from './task-record.ts'
+
+/** The checks a session's answers from the client pass (protocol/client-answers.ts), the same for a task's. */
+export interface ClientAnswerChecks {
+  /** The validator of an elicitation's requestedSchema, compiled before the client is asked. */
+  elicitationValidator(schema: ElicitationSchema): ValidateFunction
+  checkElicitResult(answer: unknown, validate: ValidateFunction | undefined): ElicitResult
+  checkCreateMessageResult(answer: unknown): CreateMessageResult
+  checkRoots(answer: unknown): Root[]
+}
 
 /** How a task's context reaches its task: input, status, the gateway's log. */
 export interface TaskLink {
@@ -30,6 +40,8 @@ export interface TaskLink {
   readonly core: boolean
   /** Waits in the task for the client's answer to `request` under `key`. */
   ask(key: string, request: TaskInputRequest): Promise<unknown>
+  /** What the answers must look like. */
+  readonly checks: ClientAnswerChecks
   /** Runs a question asked on the session's stream, with the task showing input_required meanwhile. */
   viaSession<T>(question: () => Promise<T>): Promise<T>
   log(level: LogLevel, data: unknown, logger: string | undefined): void
@@ -72,13 +84,13 @@ export class TaskContext implements RequestContext {
     if ('mode' in schema && schema.mode === 'url') {
       if (declared?.url === undefined) return missing('elicitation (url mode)')
       const answer = await this.#ask(options?.key, 'elicitation', { method: 'elicitation/create', params: { mode: 'url', message, url: schema.url } })
-      return checkElicitResult(answer, undefined)
+      return this.#link.checks.checkElicitResult(answer, undefined)
     }
     if (declared === undefined) return missing('elicitation')
     // Compiled before the client is asked: a schema that does not compile is the handler's mistake.
-    const validate = elicitationValidator(schema as ElicitationSchema)
+    const validate = this.#link.checks.elicitationValidator(schema as ElicitationSchema)
     const answer = await this.#ask(options?.key, 'elicitation', { method: 'elicitation/create', params: { message, requestedSchema: schema as unknown as JsonObject } })
-    return checkElicitResult(answer, validate)
+    return this.#link.checks.checkElicitResult(answer, validate)
   }
 
   elicitationComplete(_elicitationId: string): void {
@@ -89,13 +101,13 @@ export class TaskContext implements RequestContext {
     if (this.#link.core) return this.#link.viaSession(() => this.session.createMessage(messages, maxTokens, options))
     if (this.session.clientCapabilities.sampling === undefined) return missing('sampling')
     const { timeoutMs: _timeout, onProgress: _progress, key, ...rest } = options
-    return checkCreateMessageResult(await this.#ask(key, 'sampling', { method: 'sampling/createMessage', params: { ...rest, messages, maxTokens } as unknown as JsonObject }))
+    return this.#link.checks.checkCreateMessageResult(await this.#ask(key, 'sampling', { method: 'sampling/createMessage', params: { ...rest, messages, maxTokens } as unknown as JsonObject }))
   }
 
   async listRoots(options?: ClientRequestOptions): Promise<Root[]> {
     if (this.#link.core) return this.#link.viaSession(() => this.session.listRoots(options))
     if (this.session.clientCapabilities.roots === undefined) return missing('roots')
-    return checkRoots(await this.#ask(options?.key, 'roots', { method: 'roots/list', params: {} }))
+    return this.#link.checks.checkRoots(await this.#ask(options?.key, 'roots', { method: 'roots/list', params: {} }))
   }
 
   ping(options?: ClientRequestOptions): Promise<void> {

@@ -27,7 +27,7 @@ import type { Caller } from '../wire/caller.ts'
 import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import { notification, type JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
-import { TaskContext, type TaskLink } from './task-context.ts'
+import { TaskContext, type ClientAnswerChecks, type TaskLink } from './task-context.ts'
 import { TaskHeartbeat, WORKER } from './task-heartbeat.ts'
 import { declaresTasks, isCoreEra, ownerOf, taskRefusal, tasksRequired } from './task-rules.ts'
 import { coreTask, createTaskResult, isTerminal, type TaskError, type TaskInputRequest, type TaskRecord } from './task-record.ts'
@@ -40,6 +40,8 @@ export interface TaskHost {
   readonly logger: Logger
   /** Sends on a session's standalone stream, wherever it is open (2025-11-25 status notifications). */
   notifySession(sessionId: string, message: JsonRpcMessage): void
+  /** The checks of the client's answers (protocol/client-answers.ts): a task's input passes them as a session's does. */
+  readonly answerChecks: ClientAnswerChecks
 }
 
 interface Waiter {
@@ -256,6 +258,7 @@ export class TaskService {
       info,
       core: task.era === 'core',
       ask: (key, request) => this.#ask(task, running, key, request),
+      checks: this.#host.answerChecks,
       viaSession: async (question) => {
         await this.#change(task.id, (r) => (r.status === 'working' ? ((r.status = 'input_required'), true) : false)).catch(() => undefined)
         try {

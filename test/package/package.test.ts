@@ -71,6 +71,31 @@ async function tarball(): Promise<string> {
   return file
 }
 
+/** A handler an `init` project might write: every argument and the result typed from the schemas. */
+const TYPED_HANDLER = `import { defineHandler } from 'mcp-edge'
+
+export default defineHandler((mcp, server) => {
+  void server.register(
+    mcp.tool('order', ({ quantity, priority, tags, address }) => {
+      const first: string | undefined = address.lines[0]
+      return { id: \`\${priority}-\${quantity * 2}-\${(tags ?? []).join(',')}-\${first ?? address.city}\`, status: priority === 'high' ? 'rushed' : 'queued' }
+    }, {
+      inputSchema: {
+        type: 'object',
+        properties: {
+          quantity: { type: 'integer' },
+          priority: { enum: ['low', 'high'] },
+          tags: { type: 'array', items: { type: 'string' } },
+          address: { type: 'object', properties: { city: { type: 'string' }, lines: { type: 'array', items: { type: 'string' } } }, required: ['city', 'lines'] },
+        },
+        required: ['quantity', 'priority', 'address'],
+      },
+      outputSchema: { type: 'object', properties: { id: { type: 'string' }, status: { enum: ['queued', 'rushed'] } }, required: ['id', 'status'] },
+    }),
+  )
+})
+`
+
 const work = await mkdtemp(path.join(tmpdir(), 'mcp-edge-package-'))
 t.teardown(() => rm(work, { recursive: true, force: true }))
 const project = path.join(work, 'app')
@@ -128,6 +153,9 @@ t.test('handlers type-check against the .d.ts, under the scaffold tsconfig and a
   await writeFile(path.join(plain, 'package.json'), '{ "type": "module" }\n')
   await writeFile(path.join(plain, 'hello.ts'), await readFile(path.join(project, 'handlers/hello.ts')))
   await writeFile(path.join(plain, 'client.ts'), "import { McpClient, StreamableHttpTransport } from 'mcp-edge/client'\nexport const client = new McpClient(new StreamableHttpTransport({ url: 'http://127.0.0.1:1/mcp' }))\n")
+  // A typed handler (numbers, enums, arrays, nested objects, a structured result) with no cast, in both.
+  await writeFile(path.join(project, 'handlers/typed.ts'), TYPED_HANDLER)
+  await writeFile(path.join(plain, 'typed.ts'), TYPED_HANDLER)
   const [scaffolded, defaults] = await Promise.all([
     run(process.execPath, [path.join(bin, 'tsc'), '--noEmit'], project),
     run(process.execPath, [path.join(bin, 'tsc'), '--noEmit'], plain),
@@ -140,7 +168,14 @@ t.test('handlers type-check against the .d.ts, under the scaffold tsconfig and a
   t.not(wrong.code, 0)
   t.match(wrong.stdout, /^wrong\.ts\(2,\d+\): error TS2322: Type 'Tool' is not assignable to type 'number'/m)
   t.notMatch(wrong.stdout, /node_modules/, 'no error inside the package')
+  // Arguments typed from the schema through the packed .d.ts (json-schema-to-ts installed with it).
+  await rm(path.join(plain, 'wrong.ts'))
+  await writeFile(path.join(plain, 'misuse.ts'), "import { defineHandler } from 'mcp-edge'\nexport default defineHandler((mcp, server) => { void server.register(mcp.tool('x', ({ a }) => a.toUpperCase(), { inputSchema: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] } })) })\n")
+  const misuse = await run(process.execPath, [path.join(bin, 'tsc'), '--noEmit'], plain)
+  t.match(misuse.stdout, /^misuse\.ts\(2,\d+\): error TS2339: Property 'toUpperCase' does not exist on type 'number'/m)
+  t.equal(misuse.stdout.trim().split('\n').length, 1, 'that error only', { stdout: misuse.stdout })
   await rm(plain, { recursive: true })
+  await rm(path.join(project, 'handlers/typed.ts'))
 })
 
 t.test('check, start, an SDK client call, and mcp-edge/client from plain Node', async (t) => {

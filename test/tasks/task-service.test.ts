@@ -11,6 +11,7 @@ import { toEntry, type ToolEntry } from '../../gateway/registry/entries.ts'
 import { MemoryStore } from '../../gateway/store/memory.ts'
 import type { SessionRecord } from '../../gateway/store/store.ts'
 import type { TaskRecord } from '../../gateway/tasks/task-record.ts'
+import * as clientAnswers from '../../gateway/protocol/client-answers.ts'
 import { TaskService } from '../../gateway/tasks/task-service.ts'
 import type { ElicitResult, JsonObject } from '../../gateway/wire/mcp-types.ts'
 import { fakeContext } from '../registry/fake-context.ts'
@@ -21,7 +22,7 @@ function service(t: { teardown(fn: () => unknown): void }, tasks: object = {}): 
   const config = configFromObject({ routes: [{ location: '/t', handler: 'x.ts', server: { name: 't', version: '1' }, producer_timeout: 0.3, tasks: { enabled: true, ...tasks } }] }, '<test>')
   const store = new MemoryStore({ eventCapacity: 16, cacheTtl: 60 })
   const route = config.routes[0]!
-  const service = new TaskService({ route, store, logger: pino({ level: 'silent' }), notifySession: () => undefined })
+  const service = new TaskService({ route, store, logger: pino({ level: 'silent' }), notifySession: () => undefined, answerChecks: clientAnswers })
   t.teardown(async () => {
     service.close()
     await store.close()
