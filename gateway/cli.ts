@@ -28,6 +28,8 @@ import { buildEndpoint } from './server/route-endpoint.ts'
 import { CredentialContext } from './upstream/credentials/context.ts'
 import { requestReload } from './server/reload.ts'
 import { loadHandlers } from './server/server.ts'
+import { loadCatalog, unreachable } from './upstream/openapi/catalog.ts'
+import { Naming } from './upstream/names.ts'
 import { runSingleProcess } from './server/single-process.ts'
 import { createLogger } from './log/logger.ts'
 import { serveRouteOverStdio, StdioStartError } from './server/stdio.ts'
@@ -37,7 +39,9 @@ const USAGE = `usage: mcp-edge <command> [--config FILE] [--route LOCATION]
 
 commands:
   start   serve the gateway (default config: ./config/gateway.yaml; PORT and HOST override listen)
-  check   validate the config and load every handler module; prints ok or every problem
+  check   validate the config and load every handler module; prints ok or every problem;
+          an openapi upstream's document is loaded, its tools listed and its API reached
+          (--offline: not reached; what a reload runs)
   reload  check the config and handlers, then have the running gateway reload them (like
           nginx -s reload); prints the outcome; exit 0, or 2 when nothing changed;
           start --watch does the same whenever the config or a handler's folder changes
@@ -58,7 +62,7 @@ const EXIT_INVALID = 2
 export async function main(argv: string[]): Promise<number> {
   let parsed
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, route: { type: 'string', short: 'r' }, principal: { type: 'string' }, upstream: { type: 'string' }, watch: { type: 'boolean', short: 'w' }, help: { type: 'boolean', short: 'h' } } })
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' }, route: { type: 'string', short: 'r' }, principal: { type: 'string' }, upstream: { type: 'string' }, watch: { type: 'boolean', short: 'w' }, offline: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } })
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n${USAGE}`)
     return EXIT_USAGE
@@ -76,7 +80,7 @@ export async function main(argv: string[]): Promise<number> {
   const file = path.resolve(parsed.values.config ?? DEFAULT_CONFIG_FILE)
   switch (command) {
     case 'check':
-      return check(file)
+      return check(file, parsed.values.offline === true)
     case 'start':
       return start(file, parsed.values.watch === true)
     case 'reload':
@@ -122,7 +126,7 @@ async function readConfig(file: string): Promise<GatewayConfig | undefined> {
   }
 }
 
-async function check(file: string): Promise<number> {
+async function check(file: string, offline = false): Promise<number> {
   const config = await readConfig(file)
   if (config === undefined) return EXIT_INVALID
   const { handlers, problems } = await loadHandlers(config.routes)
@@ -132,9 +136,12 @@ async function check(file: string): Promise<number> {
   const logger = pino({ level: 'silent' })
   const codec = codecFromConfig(config.request_state)
   let tools = 0
+  // REST APIs first: their documents' problems (and the tools they would list) in their own words.
+  const openapi = await checkOpenApi(config, offline)
+  problems.push(...openapi.problems)
   for (const route of config.routes) {
     const handler = handlers.get(route.location)
-    if (handler === undefined) continue
+    if (handler === undefined || openapi.failed.has(route.location)) continue
     try {
       // The upstreams' credentials are set up too (key and secret files read), against nothing shared.
       const credentials = new CredentialContext(logger, { upstream_identity: config.upstream_identity, token_encryption: config.token_encryption })
@@ -154,8 +161,40 @@ async function check(file: string): Promise<number> {
     return EXIT_INVALID
   }
   const routes = config.routes.length
+  for (const line of openapi.listing) process.stdout.write(`${line}\n`)
   process.stdout.write(`ok: ${config.file} (${routes} route${routes === 1 ? '' : 's'}, ${tools} tool${tools === 1 ? '' : 's'})\n`)
   return EXIT_OK
+}
+
+/**
+ * Every openapi upstream's document loaded and its tools built (what the route would list, under
+ * their exposed names), and, unless `offline`, its API reached with one TCP connection.
+ */
+async function checkOpenApi(config: GatewayConfig, offline: boolean): Promise<{ problems: string[]; listing: string[]; failed: Set<string> }> {
+  const problems: string[] = []
+  const listing: string[] = []
+  const failed = new Set<string>()
+  for (const route of config.routes) {
+    const naming = new Naming(route, route.upstreams.map((upstream) => upstream.name))
+    for (const upstream of route.upstreams) {
+      if (upstream.openapi === undefined) continue
+      const where = `route ${route.location}: upstream ${upstream.name} (openapi)`
+      const outcome = await loadCatalog(upstream.openapi)
+      if ('problems' in outcome) {
+        failed.add(route.location)
+        for (const problem of outcome.problems) problems.push(`${where}: ${problem}`)
+        continue
+      }
+      const { catalog } = outcome
+      if (!offline) {
+        const why = await unreachable(catalog.base, Math.min(5000, (upstream.timeout ?? route.read_timeout) * 1000))
+        if (why !== undefined) problems.push(`${where}: the API at ${catalog.base.origin} cannot be reached (${why}); check openapi.base_url (or the document's servers), or run check --offline`)
+      }
+      const names = [...catalog.byName.values()].map((tool) => `  ${naming.tool(upstream.name, tool.name) ?? `(hidden by tools.allow/deny) ${tool.name}`}  ${tool.method} ${tool.path}`)
+      listing.push(`${where}: ${names.length} tool${names.length === 1 ? '' : 's'} at ${catalog.base.origin}${catalog.base.pathname.replace(/\/$/, '')}`, ...names)
+    }
+  }
+  return { problems, listing, failed }
 }
 
 async function start(file: string, watch: boolean): Promise<number> {

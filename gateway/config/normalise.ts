@@ -5,7 +5,7 @@
 import path from 'node:path'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { DEFAULT_SECRET_PATTERNS } from '../phases/secret-patterns.ts'
-import type { AdminConfig, ApprovalConfig, AuthConfig, CapabilitiesConfig, FilterConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
+import type { AdminConfig, ApprovalConfig, AuthConfig, CapabilitiesConfig, FilterConfig, GatewayConfig, QuotasConfig, RouteConfig, ScopesConfig, StoreConfig, OpenApiUpstreamConfig, UpstreamAuthConfig, UpstreamTlsConfig } from './types.ts'
 
 type ListChanged = boolean | { list_changed?: boolean }
 type Resources = boolean | { subscribe?: boolean; list_changed?: boolean }
@@ -74,6 +74,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
         ...(upstream.command === undefined ? {} : { cwd: path.resolve(folder, upstream.cwd ?? '.') }),
         ...(upstream.auth === undefined ? {} : { auth: upstreamAuth(upstream.auth, folder) }),
         ...(upstream.tls === undefined ? {} : { tls: upstreamTls(upstream.tls, folder) }),
+        ...(upstream.openapi === undefined ? {} : { openapi: openApiConfig(upstream.openapi, folder) }),
       })),
       tools: { ...route.tools, deny: [...route.tools.deny], rename: { ...route.tools.rename } },
       transports: [...route.transports],
@@ -211,6 +212,19 @@ function upstreamAuth(auth: UpstreamAuthConfig, folder: string): UpstreamAuthCon
   }
   if (copy.token_exchange?.actor !== undefined) copy.token_exchange.actor.token = fileValue(copy.token_exchange.actor.token, folder)
   return copy
+}
+
+/** An `openapi:` block with its lists copied and a file document made absolute (a URL stays as it is). */
+function openApiConfig(config: OpenApiUpstreamConfig, folder: string): OpenApiUpstreamConfig {
+  const document = /^https?:\/\//i.test(config.document) ? config.document : path.resolve(folder, config.document)
+  return {
+    ...config,
+    document,
+    operations: [...config.operations],
+    tags: [...config.tags],
+    paths: [...config.paths],
+    ...(config.methods === undefined ? {} : { methods: config.methods.map((method) => method.toUpperCase()) }),
+  }
 }
 
 function upstreamTls(tls: UpstreamTlsConfig, folder: string): UpstreamTlsConfig {

@@ -95,6 +95,37 @@ export interface UpstreamConfig {
   auth?: UpstreamAuthConfig
   /** TLS toward an `https:`/`wss:` upstream: PEM files (absolute once loaded) and the name to check. */
   tls?: UpstreamTlsConfig
+  /** A REST API described by an OpenAPI 3.0/3.1 document, its operations served as tools (docs/openapi.md). */
+  openapi?: OpenApiUpstreamConfig
+}
+
+/**
+ * `openapi:` of an upstream: the document, where calls go, and which operations become tools (none
+ * until listed). An operation is exposed when `operations`, `tags` or `paths` name it and, with
+ * `methods`, its method is one of them.
+ */
+export interface OpenApiUpstreamConfig {
+  /** A file (absolute once loaded) or an http(s) URL, read at start and on reload. */
+  document: string
+  /** Where calls go; the document's first server when absent. */
+  base_url?: string
+  /** operationIds, or globs over them (`*` any run of characters, `?` one). */
+  operations: string[]
+  tags: string[]
+  /** Path templates as the document writes them, or globs over them (`/pets/*`). */
+  paths: string[]
+  /** Upper-case HTTP methods: a filter over what the three lists select. */
+  methods?: string[]
+  /** Largest response body read from the API, bytes; default 1 MiB. */
+  max_response_bytes: number
+  /** Largest document fetched from a URL, bytes; default 16 MiB. */
+  max_document_bytes: number
+  /** Seconds to fetch a URL document; default 10. */
+  document_timeout: number
+  /** Redirects followed per call (same origin only); default 0. */
+  max_redirects: number
+  /** Times a recursive schema is unrolled before it is cut; default 0: a recursive schema is refused. */
+  recursion_depth: number
 }
 
 /** `tls:` of an upstream: a private CA, a client certificate and key (mutual TLS), the expected server name. */

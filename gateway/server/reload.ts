@@ -38,7 +38,8 @@ export interface ReloadOutcome {
 /** Runs `mcp-edge check` on the config file in a fresh process: its module cache is empty, so it sees the files as they are now. */
 export function checkInChild(file: string): Promise<{ ok: boolean; problems: string[] }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'check', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] })
+    // --offline: a REST API that is down for a moment does not hold a reload back (its document must still load).
+    const child = spawn(process.execPath, [BIN, 'check', '--offline', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))

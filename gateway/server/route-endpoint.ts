@@ -13,6 +13,7 @@ import { Registry } from '../registry/registry.ts'
 import type { SessionStore } from '../store/store.ts'
 import type { StdioTransports } from '../upstream/connect.ts'
 import { attachUpstreams } from '../upstream/attach.ts'
+import { prepareOpenApi } from '../upstream/openapi/catalog.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
 import { filterPhaseOf, type PhaseModules } from '../phases/load-phases.ts'
 import { ApprovalGate, registryLookup } from '../phases/approval-gate.ts'
@@ -27,6 +28,8 @@ export async function buildEndpoint(route: RouteConfig, handler: Handler, store:
   endpoint.filter = filterPhaseOf(route, phases, endpoint.logger)
   try {
     await handler.setup(mcp, new RouteServerImpl(endpoint))
+    // REST APIs' documents are loaded (and their tools built) before the route serves.
+    if (route.upstreams.length > 0) await prepareOpenApi(route)
     const proxy = route.upstreams.length > 0 ? attachUpstreams(endpoint, stdio, credentials) : undefined
     // Over the route's tools/call, the proxy's included: the upstream never sees an unapproved call.
     if (route.approval !== undefined) {

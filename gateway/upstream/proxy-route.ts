@@ -37,6 +37,7 @@ import { UpstreamHealth, type HealthReport } from './health.ts'
 import { Naming, type Origin } from './names.ts'
 import { installRelay, relayToRequest } from './relay.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
+import { OpenApiUpstream } from './openapi/openapi-upstream.ts'
 import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 import { CredentialContext } from './credentials/context.ts'
 import { createProvider } from './credentials/create-provider.ts'
@@ -110,6 +111,8 @@ export class ProxyRoute implements LinkHost {
   readonly #consents = new Set<string>()
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
+  /** `openapi:` upstreams (REST APIs), by name: no session, no link, one REST request per call. */
+  readonly #openapi = new Map<string, OpenApiUpstream>()
   /** stdio upstreams' 2026-07-28 channels, by name. */
   readonly #stdioChannels = new Map<string, Pick<StatelessUpstream, 'request'>>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
@@ -146,12 +149,15 @@ export class ProxyRoute implements LinkHost {
     }
     this.crossEra = new CrossEra(endpoint.store, this.route, this.#logger)
     for (const upstream of this.route.upstreams) {
+      if (upstream.openapi !== undefined) this.#openapi.set(upstream.name, new OpenApiUpstream(upstream, this.credentials(upstream)))
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
       if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream, this.credentials(upstream)))
       const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
       health.onAvailability(() => this.#availabilityChanged())
       health.start()
+      // A REST API has no ping: its document loaded, it serves; each call's failure is that call's result.
+      if (upstream.openapi !== undefined) health.ok()
       // A stdio upstream's health is its pool's word: a child ready, or the last one lost (it restarts itself).
       if (upstream.url === undefined) stdio?.watch?.(upstream, (available, reason) => (available ? health.ok() : health.failed(reason ?? 'unavailable')))
     }
@@ -250,7 +256,10 @@ export class ProxyRoute implements LinkHost {
       let only = record.id !== '' && stateless !== undefined ? stateless.statelessOnly(timeoutMs, who) : false
       if (only !== true && only !== false) only = await only
       let result: JsonObject
-      if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs, who))) {
+      const rest = this.#openapi.get(name)
+      if (rest !== undefined) {
+        result = await rest.request(method, params, { timeoutMs, signal: ctx === undefined ? undefined : cancellationOf(ctx), who })
+      } else if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs, who))) {
         result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
       } else if (record.id === '' && upstream.url === undefined && (await this.stdio?.speaksStateless?.(upstream, timeoutMs)) === true) {
         // A stdio child that speaks 2026-07-28 takes the request as it came (stdio-pool-modern.ts).
@@ -444,7 +453,7 @@ export class ProxyRoute implements LinkHost {
     return this.route.upstreams.map((upstream) => {
       const health = this.health.get(upstream.name)!
       const pool = pools.get(upstream.name)
-      const transport = upstream.url === undefined ? 'stdio' : /^wss?:/.test(upstream.url) ? 'websocket' : 'http'
+      const transport = upstream.openapi !== undefined ? 'openapi' : upstream.url === undefined ? 'stdio' : /^wss?:/.test(upstream.url) ? 'websocket' : 'http'
       const status: UpstreamStatus = { name: upstream.name, transport, ...health.report(), reconnects: health.recoveries }
       if (transport === 'stdio') Object.assign(status, { children: pool?.children.length ?? 0, restarts: pool?.restarts ?? 0 })
       return status
@@ -516,7 +525,7 @@ export class ProxyRoute implements LinkHost {
 /** One upstream as this worker sees it (`children`, `restarts`: stdio upstreams only). */
 export interface UpstreamStatus extends HealthReport {
   name: string
-  transport: 'http' | 'websocket' | 'stdio'
+  transport: 'http' | 'websocket' | 'stdio' | 'openapi'
   reconnects: number
   children?: number
   restarts?: number

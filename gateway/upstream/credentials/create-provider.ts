@@ -29,8 +29,10 @@ const makers: Readonly<Record<string, ProviderMaker>> = {
 export function createProvider(upstream: UpstreamConfig, context: CredentialContext): CredentialProvider {
   const auth = upstream.auth
   if (auth === undefined) return new FixedHeaders(upstream.headers)
-  if (upstream.url === undefined) throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `upstream ${upstream.name}: auth is for http(s) and ws(s) upstreams (a stdio child gets env)`)
+  if (upstream.url === undefined && upstream.openapi === undefined) throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `upstream ${upstream.name}: auth is for http(s), ws(s) and openapi upstreams (a stdio child gets env)`)
   const kind = Object.keys(auth)[0]!
+  // Per-user OAuth discovers an MCP server's protected-resource metadata: a REST API has none.
+  if (upstream.openapi !== undefined && kind === 'oauth') throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `upstream ${upstream.name}: auth.oauth is for MCP servers; an openapi upstream takes headers, client_credentials, token_exchange or identity_assertion`)
   const maker = makers[kind]
   if (maker === undefined) throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `upstream ${upstream.name}: auth.${kind} is not supported by this gateway`)
   return maker(upstream, context)
