@@ -186,12 +186,14 @@ async function checkOpenApi(config: GatewayConfig, offline: boolean): Promise<{ 
         continue
       }
       const { catalog } = outcome
+      for (const problem of catalog.compileAll()) problems.push(`${where}: ${problem}`)
       if (!offline) {
         const why = await unreachable(catalog.base, Math.min(5000, (upstream.timeout ?? route.read_timeout) * 1000))
         if (why !== undefined) problems.push(`${where}: the API at ${catalog.base.origin} cannot be reached (${why}); check openapi.base_url (or the document's servers), or run check --offline`)
       }
       const names = [...catalog.byName.values()].map((tool) => `  ${naming.tool(upstream.name, tool.name) ?? `(hidden by tools.allow/deny) ${tool.name}`}  ${tool.method} ${tool.path}`)
       listing.push(`${where}: ${names.length} tool${names.length === 1 ? '' : 's'} at ${catalog.base.origin}${catalog.base.pathname.replace(/\/$/, '')}`, ...names)
+      for (const skipped of catalog.skipped) listing.push(`  left out: ${skipped}`)
     }
   }
   return { problems, listing, failed }

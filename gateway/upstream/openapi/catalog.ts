@@ -19,12 +19,60 @@ export interface OpenApiCatalog {
   /** The tools/list items, in document order (the same objects on every list). */
   readonly listed: readonly JsonObject[]
   readonly byName: ReadonlyMap<string, OperationTool>
-  /** Each tool's argument validator, compiled once. */
-  readonly inputs: ReadonlyMap<string, ValidateFunction>
-  /** Each tool's output validator (tools with an outputSchema), compiled once. */
-  readonly outputs: ReadonlyMap<string, ValidateFunction>
   /** Where calls go: its origin is the only one requests and redirects may reach. */
   readonly base: URL
+  /** Operations a pattern selected but that cannot be served (their body's media type), with why. */
+  readonly skipped: readonly string[]
+  /** The tool's argument and output validators, compiled at its first call (ajv takes ~10-30 ms a schema). */
+  validators(name: string): Validators
+  /** Compiles every tool's schemas now (`check`); the problems of those that do not compile. */
+  compileAll(): string[]
+}
+
+/** A tool's compiled schemas; `output` only for a tool with an outputSchema. */
+export interface Validators {
+  readonly input: ValidateFunction
+  readonly output: ValidateFunction | undefined
+}
+
+class Catalog implements OpenApiCatalog {
+  readonly listed: readonly JsonObject[]
+  readonly byName: ReadonlyMap<string, OperationTool>
+  readonly base: URL
+  readonly skipped: readonly string[]
+  readonly #validators = new Map<string, Validators>()
+
+  constructor(tools: readonly OperationTool[], base: URL, skipped: readonly string[]) {
+    this.listed = tools.map((tool) => tool.tool)
+    this.byName = new Map(tools.map((tool) => [tool.name, tool]))
+    this.base = base
+    this.skipped = skipped
+  }
+
+  validators(name: string): Validators {
+    let validators = this.#validators.get(name)
+    if (validators === undefined) {
+      const tool = this.byName.get(name)!.tool
+      validators = {
+        input: compileObjectSchema(tool.inputSchema),
+        output: tool.outputSchema === undefined ? undefined : compileObjectSchema(tool.outputSchema),
+      }
+      this.#validators.set(name, validators)
+    }
+    return validators
+  }
+
+  compileAll(): string[] {
+    const problems: string[] = []
+    for (const [name, tool] of this.byName) {
+      try {
+        this.validators(name)
+      } catch (error) {
+        problems.push(`operation ${JSON.stringify(tool.operationId)}: its schemas ${(error as Error).message}`)
+      }
+    }
+    return problems
+  }
 }
 
 /** A load's outcome: the catalog, or every problem found. */
@@ -77,24 +125,11 @@ async function build(config: OpenApiUpstreamConfig): Promise<CatalogOutcome> {
   }
   const problems: string[] = []
   const base = baseUrl(document, config, problems)
-  const { tools, problems: operationProblems } = selectOperations(document, config)
+  const { tools, problems: operationProblems, skipped } = selectOperations(document, config)
   problems.push(...operationProblems)
   if (tools.length === 0 && problems.length === 0) problems.push('no operation is selected: list operationIds (or globs) in openapi.operations, or use tags or paths')
-  const inputs = new Map<string, ValidateFunction>()
-  const outputs = new Map<string, ValidateFunction>()
-  for (const tool of tools) {
-    for (const key of ['inputSchema', 'outputSchema'] as const) {
-      if (tool.tool[key] === undefined) continue
-      try {
-        const validate = compileObjectSchema(tool.tool[key])
-        ;(key === 'outputSchema' ? outputs : inputs).set(tool.name, validate)
-      } catch (error) {
-        problems.push(`operation ${JSON.stringify(tool.operationId)}: its ${key === 'inputSchema' ? 'parameters and body' : 'response'} schema ${(error as Error).message}`)
-      }
-    }
-  }
   if (problems.length > 0 || base === undefined) return { problems }
-  return { catalog: { listed: tools.map((tool) => tool.tool), byName: new Map(tools.map((tool) => [tool.name, tool])), inputs, outputs, base } }
+  return { catalog: new Catalog(tools, base, skipped) }
 }
 
 /** `base_url`, or the document's first server with its variables at their defaults. */

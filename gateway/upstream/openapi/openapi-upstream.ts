@@ -74,8 +74,14 @@ export class OpenApiUpstream {
     if (operation === undefined) throw new RpcError(RpcCode.InvalidParams, `Unknown tool: ${name}`)
     const upstream = this.#upstream.name
     const args = (typeof params.arguments === 'object' && params.arguments !== null && !Array.isArray(params.arguments) ? params.arguments : {}) as JsonObject
-    const validate = this.#catalog.inputs.get(name)
-    if (validate !== undefined && !validate(args)) return failureResult(upstream, operation.operationId, `invalid arguments: ${describeErrors(validate.errors)}`)
+    let validators
+    try {
+      validators = this.#catalog.validators(name)
+    } catch (error) {
+      // `check` compiles every schema; a start without it finds out here, for this tool only.
+      return failureResult(upstream, operation.operationId, `its schema cannot be used: ${(error as Error).message}`)
+    }
+    if (!validators.input(args)) return failureResult(upstream, operation.operationId, `invalid arguments: ${describeErrors(validators.input.errors)}`)
     let built
     try {
       built = buildRequest(operation, args)
@@ -109,7 +115,7 @@ export class OpenApiUpstream {
       let answer = await send()
       // A credential of the gateway's (a token) refused: the provider drops it and may say to try a fresh one, once.
       if (answer.status === 401 && !isFixed(this.#credentials) && (await this.#credentials.rejected(options.who, undefined)) === 'retry') answer = await send()
-      return callResult(answer, upstream, operation.operationId, this.#catalog.outputs.get(name))
+      return callResult(answer, upstream, operation.operationId, validators.output)
     } catch (error) {
       if (error instanceof RestFailure) return failureResult(upstream, operation.operationId, error.message)
       // The credential could not be had (its own error names the upstream, without secrets).

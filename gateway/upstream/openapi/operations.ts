@@ -49,6 +49,11 @@ export interface OperationTool {
   readonly tool: JsonObject
 }
 
+/** A request body of a media type this gateway does not send (multipart, binary). */
+class UnsupportedBody extends Error {
+  override name = 'UnsupportedBody'
+}
+
 /** The argument that carries the request body. */
 export const BODY_ARGUMENT = 'body'
 
@@ -56,7 +61,8 @@ export const BODY_ARGUMENT = 'body'
 const MAX_DESCRIPTION = 4096
 
 /** The selected operations as tools, and every problem that keeps one from being exposed. */
-export function selectOperations(document: JsonObject, config: OpenApiUpstreamConfig): { tools: OperationTool[]; problems: string[] } {
+export function selectOperations(document: JsonObject, config: OpenApiUpstreamConfig): { tools: OperationTool[]; problems: string[]; skipped: string[] } {
+  const skipped: string[] = []
   const converter = new SchemaConverter(document, config.recursion_depth)
   const tools: OperationTool[] = []
   const problems: string[] = []
@@ -94,8 +100,10 @@ export function selectOperations(document: JsonObject, config: OpenApiUpstreamCo
         byName.set(tool.name, `${JSON.stringify(id)} (${where})`)
         tools.push(tool)
       } catch (error) {
-        if (!(error instanceof SchemaProblem)) throw error
-        problems.push(`operation ${JSON.stringify(id)} (${where}): ${error.message}`)
+        if (!(error instanceof UnsupportedBody || error instanceof SchemaProblem)) throw error
+        // A body this gateway cannot send, on an operation only a pattern selected: left out, and said so.
+        if (error instanceof UnsupportedBody && !config.operations.includes(id)) skipped.push(`${id} (${where}): ${error.message}`)
+        else problems.push(`operation ${JSON.stringify(id)} (${where}): ${error.message}`)
       }
     }
   }
@@ -104,7 +112,7 @@ export function selectOperations(document: JsonObject, config: OpenApiUpstreamCo
       problems.push(`operations[${index}]: the document has no operation ${JSON.stringify(pattern)}${methods === undefined ? '' : ' of the methods listed'}`)
     }
   }
-  return { tools, problems }
+  return { tools, problems, skipped }
 }
 
 /** `getPet.v2` → `getPet_v2`: the characters a tool name may hold. */
@@ -165,7 +173,7 @@ function operationTool(converter: SchemaConverter, path: string, method: string,
   if (requestBody !== undefined && isObject(requestBody.content)) {
     const mediaType = Object.keys(requestBody.content).find(isJsonType) ?? Object.keys(requestBody.content).find((type) => type === 'application/x-www-form-urlencoded')
     if (mediaType === undefined) {
-      throw new SchemaProblem(`its request body is ${Object.keys(requestBody.content).join(', ')}: only JSON and application/x-www-form-urlencoded bodies are supported`)
+      throw new UnsupportedBody(`its request body is ${Object.keys(requestBody.content).join(', ')}: only JSON and application/x-www-form-urlencoded bodies are supported`)
     }
     const media = requestBody.content[mediaType]
     const converted = isObject(media) && media.schema !== undefined ? converter.convert(media.schema, `${where} request body`) : {}
