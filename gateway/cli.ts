@@ -139,6 +139,7 @@ async function check(file: string, offline = false): Promise<number> {
   // REST APIs first: their documents' problems (and the tools they would list) in their own words.
   const openapi = await checkOpenApi(config, offline)
   problems.push(...openapi.problems)
+  tools += openapi.tools
   for (const route of config.routes) {
     const handler = handlers.get(route.location)
     if (handler === undefined || openapi.failed.has(route.location)) continue
@@ -170,7 +171,8 @@ async function check(file: string, offline = false): Promise<number> {
  * Every openapi upstream's document loaded and its tools built (what the route would list, under
  * their exposed names), and, unless `offline`, its API reached with one TCP connection.
  */
-async function checkOpenApi(config: GatewayConfig, offline: boolean): Promise<{ problems: string[]; listing: string[]; failed: Set<string> }> {
+async function checkOpenApi(config: GatewayConfig, offline: boolean): Promise<{ problems: string[]; listing: string[]; failed: Set<string>; tools: number }> {
+  let tools = 0
   const problems: string[] = []
   const listing: string[] = []
   const failed = new Set<string>()
@@ -191,12 +193,13 @@ async function checkOpenApi(config: GatewayConfig, offline: boolean): Promise<{ 
         const why = await unreachable(catalog.base, Math.min(5000, (upstream.timeout ?? route.read_timeout) * 1000))
         if (why !== undefined) problems.push(`${where}: the API at ${catalog.base.origin} cannot be reached (${why}); check openapi.base_url (or the document's servers), or run check --offline`)
       }
+      tools += catalog.byName.size
       const names = [...catalog.byName.values()].map((tool) => `  ${naming.tool(upstream.name, tool.name) ?? `(hidden by tools.allow/deny) ${tool.name}`}  ${tool.method} ${tool.path}`)
       listing.push(`${where}: ${names.length} tool${names.length === 1 ? '' : 's'} at ${catalog.base.origin}${catalog.base.pathname.replace(/\/$/, '')}`, ...names)
       for (const skipped of catalog.skipped) listing.push(`  left out: ${skipped}`)
     }
   }
-  return { problems, listing, failed }
+  return { problems, listing, failed, tools }
 }
 
 async function start(file: string, watch: boolean): Promise<number> {
