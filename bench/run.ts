@@ -86,6 +86,13 @@ async function checkServer(url: string, sessionId: string | undefined, load: Wrk
   }
 }
 
+/** A REST row's one answer checked by hand: GET `rest` + `check` on the server's origin. */
+async function checkRest(url: string, rest: string): Promise<void> {
+  const response = await fetch(`${new URL(url).origin}${rest}check`)
+  const text = await response.text()
+  if (response.status !== 200 || text !== 'echo: check') throw new Error(`GET ${rest}check answered ${response.status} ${JSON.stringify(text.slice(0, 200))}, expected "echo: check"`)
+}
+
 /** Thrown while a scenario is being set up (before any load), so an upcoming one can be skipped. */
 class SetupError extends Error {}
 
@@ -115,6 +122,8 @@ async function prepareScenario(scenario: Scenario, options: StartOptions = {}): 
   const redis = scenario.needs === 'redis' ? await startRedis() : undefined
   // An mcp-edge upstream (the bench handler) for a proxy route to put in front of it.
   const upstream = scenario.needs === 'upstream' ? await startServer({ kind: 'edge' }) : undefined
+  // The REST API an openapi upstream fronts.
+  const rest = scenario.needs === 'rest' ? await startServer({ kind: 'script', entry: 'bench/servers/rest-echo.ts' }) : undefined
   const issuer = scenario.jwt === true ? await startIssuer() : undefined
   const headers: Record<string, string> = issuer === undefined ? {} : { authorization: issuer.authorization }
   let server: RunningServer | undefined
@@ -122,16 +131,18 @@ async function prepareScenario(scenario: Scenario, options: StartOptions = {}): 
   const stop = async (): Promise<void> => {
     await server?.stop()
     await upstream?.stop()
+    await rest?.stop()
     await redis?.stop()
     await issuer?.stop()
   }
   try {
-    let spec = withService(scenario.server, redis?.url, upstream?.url)
+    let spec = withService(scenario.server, redis?.url, upstream?.url, rest === undefined ? undefined : new URL(rest.url).origin)
     if (issuer !== undefined && spec.kind === 'edge') spec = { ...spec, route: withTokenUrl({ ...spec.route, ...issuer.route }, `${issuer.url}/token`) }
     server = await startServer(spec, options)
     sessions = await createSessions(server.url, scenario.sessions, headers)
     // Over WebSocket every connection makes its own session and every answer is checked as it comes.
-    if (scenario.load.websocket !== true) await checkServer(server.url, sessions[0], scenario.load, headers)
+    if (scenario.load.rest !== undefined) await checkRest(server.url, scenario.load.rest)
+    else if (scenario.load.websocket !== true) await checkServer(server.url, sessions[0], scenario.load, headers)
   } catch (error) {
     await stop()
     throw new SetupError((error as Error).message)

@@ -25,9 +25,10 @@ export interface Scenario {
   sdkPeer?: string
   /**
    * A service to start first: `redis`, whose URL goes into the server's store config; `upstream`, an
-   * mcp-edge serving the bench handler, whose URL goes into the route's first upstream.
+   * mcp-edge serving the bench handler, whose URL goes into the route's first upstream; `rest`, the
+   * REST API of servers/rest-echo.ts, whose document and origin go into the first upstream's `openapi`.
    */
-  needs?: 'redis' | 'upstream'
+  needs?: 'redis' | 'upstream' | 'rest'
   /**
    * Access control on the route: the runner starts a token issuer, adds its `auth` and `scopes` to
    * the route (over `server.route`'s keys, which a row may extend, e.g. with `limits`) and sends its
@@ -355,6 +356,32 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    // The REST call itself, no MCP: what the openapi row is compared with (its added latency, and the
+    // gateway's CPU per call, which is all of that row's server CPU).
+    name: 'rest-direct',
+    label: 'REST GET /echo called directly (the openapi row\'s API)',
+    group: 'baseline',
+    server: { kind: 'script', entry: 'bench/servers/rest-echo.ts' },
+    sessions: 0,
+    load: { tool: 'echo', rest: '/echo?message=' },
+  },
+  {
+    name: 'edge-proxy-openapi',
+    label: 'tools/call through an openapi upstream (REST GET /echo, 1 session)',
+    group: 'mcp-edge',
+    // A proxy route whose one upstream is the REST API of rest-direct, described by the document it
+    // serves: each tools/call is one GET /echo?message=m<id> on a keep-alive connection.
+    server: {
+      kind: 'edge',
+      route: { handler: undefined, prefix: 'never', upstreams: [{ name: 'api', openapi: { document: 'filled in by withService', base_url: 'filled in by withService', operations: ['echo'] } }] },
+    },
+    needs: 'rest',
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+    unavailable: () => (existsSync(path.join(ROOT, 'gateway/upstream/openapi/openapi-upstream.ts')) ? undefined : 'the gateway has no openapi upstreams yet'),
+  },
+  {
     name: 'edge-redis',
     label: 'mcp-edge tools/call, redis store',
     group: 'mcp-edge',
@@ -369,13 +396,17 @@ export const SCENARIOS: Scenario[] = [
 ]
 
 /** The scenario's server with the URL of the service it needs filled in: the store's, the first upstream's. */
-export function withService(server: ServerSpec, storeUrl: string | undefined, upstreamUrl?: string): ServerSpec {
+export function withService(server: ServerSpec, storeUrl: string | undefined, upstreamUrl?: string, restOrigin?: string): ServerSpec {
   if (server.kind !== 'edge') return server
   let spec = server
   if (storeUrl !== undefined) spec = { ...spec, store: { ...spec.store, url: storeUrl } }
   const upstreams = spec.route?.upstreams as Array<Record<string, unknown>> | undefined
   if (upstreamUrl !== undefined && upstreams !== undefined) {
     spec = { ...spec, route: { ...spec.route, upstreams: [{ ...upstreams[0], url: upstreamUrl }, ...upstreams.slice(1)] } }
+  }
+  if (restOrigin !== undefined && upstreams !== undefined) {
+    const openapi = { ...(upstreams[0]!.openapi as Record<string, unknown>), document: `${restOrigin}/openapi.json`, base_url: restOrigin }
+    spec = { ...spec, route: { ...spec.route, upstreams: [{ ...upstreams[0], openapi }, ...upstreams.slice(1)] } }
   }
   return spec
 }

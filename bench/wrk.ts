@@ -26,6 +26,8 @@ export interface WrkLoad {
   authorization?: string
   /** JSON members added to every call's arguments after `message` (raw text, e.g. `"rows":[…]`). */
   extraArguments?: string
+  /** No MCP: GET this path + `m<id>` on the server (a REST path ending in a query parameter), answered `echo: m<id>`. */
+  rest?: string
 }
 
 export interface WrkOptions {
@@ -80,6 +82,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     BENCH_ID_BASE: String(options.idBase),
     BENCH_AUTHORIZATION: options.load.authorization ?? '',
     BENCH_EXTRA: options.load.extraArguments ?? '',
+    BENCH_REST: options.load.rest ?? '',
   }
   const [command, commandArgs] = pinned(LOAD_CORE, 'wrk', args)
   const started = performance.now()

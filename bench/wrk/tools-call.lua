@@ -12,6 +12,9 @@
 --   BENCH_ID_BASE   added to every id, so successive runs on the same sessions never reuse one
 --   BENCH_AUTHORIZATION  Authorization header of every request (empty: none)
 --   BENCH_EXTRA     JSON members added to the arguments after "message" (empty: none), e.g. a table of rows
+--   BENCH_REST      a REST path ending in a query parameter (e.g. /echo?message=): no MCP at all, every
+--                   request is GET <path>m<id>, and its answer must be exactly the text "echo: m<id>"
+--                   (the direct call an openapi upstream's row is compared with)
 --
 -- An answer counts as an error unless: status 200, its JSON-RPC id is one this thread sent and has
 -- not seen answered yet, its text is exactly "echo: m<id>", and it carries BENCH_PROGRESS progress
@@ -51,6 +54,8 @@ function init(args)
       '","io.modelcontextprotocol/clientCapabilities":{}'
   end
   extra = os.getenv("BENCH_EXTRA") or ""
+  rest = os.getenv("BENCH_REST") or ""
+  rest_head = " HTTP/1.1\r\nHost: " .. host .. "\r\nAccept: text/plain, application/json\r\n\r\n"
   if extra ~= "" then extra = "," .. extra end
   seq = 0
   checked = 0
@@ -63,6 +68,7 @@ function request()
   seq = seq + 1
   local id = base + seq * stride + tid
   pending[id] = true
+  if rest ~= "" then return "GET " .. rest .. "m" .. id .. rest_head end
   local meta = envelope
   if progress > 0 then
     if meta ~= "" then meta = meta .. "," end
@@ -88,6 +94,13 @@ end
 
 local function problem_of(status, body)
   if status ~= 200 then return "HTTP " .. status end
+  if rest ~= "" then
+    local echoed = tonumber(string.match(body, "^echo: m(%d+)$"))
+    if echoed == nil then return "not an echo" end
+    if not pending[echoed] then return "id " .. echoed .. " was not sent or was answered twice" end
+    pending[echoed] = nil
+    return nil
+  end
   local id = tonumber(string.match(body, '"id":(%d+)'))
   if id == nil then return "no JSON-RPC id" end
   if not pending[id] then return "id " .. id .. " was not sent or was answered twice" end
