@@ -27,6 +27,9 @@ export class ArgumentProblem extends Error {
 /** Headers a parameter may not set: the connection's own, and what the gateway sets itself. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'content-type', 'accept', 'proxy-authorization', 'authorization', 'cookie'])
 
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
+
 /** A header value: no line breaks or NULs (they would split the request). */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/
 
@@ -53,6 +56,7 @@ export function buildRequest(operation: OperationTool, args: JsonObject): BuiltR
       case 'header': {
         const name = parameter.name.toLowerCase()
         if (RESERVED_HEADERS.has(name)) continue
+        if (!HEADER_NAME.test(name)) throw new ArgumentProblem(`the document's header parameter ${JSON.stringify(parameter.name)} is not a valid header name`)
         const text = simple(sent, parameter.explode, String)
         if (!HEADER_VALUE.test(text)) throw new ArgumentProblem(`argument ${JSON.stringify(parameter.argument)}: a header value cannot hold line breaks or control characters`)
         headers[name] = text

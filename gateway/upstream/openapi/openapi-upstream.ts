@@ -40,6 +40,7 @@ const EMPTY_LISTS: Readonly<Record<string, JsonObject>> = {
 
 const ACCEPT = 'application/json, */*;q=0.8'
 
+/** One `openapi:` upstream of a route: its catalog (loaded before), its credential, its connections. */
 export class OpenApiUpstream {
   readonly #upstream: UpstreamConfig
   readonly #catalog: OpenApiCatalog

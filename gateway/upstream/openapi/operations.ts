@@ -11,6 +11,7 @@ import type { OpenApiUpstreamConfig } from '../../config/types.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
 import { isObject, SchemaConverter, SchemaProblem } from './schema-convert.ts'
 
+/** The methods a path item may hold, in the order tools are listed. */
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 
 /** Where a parameter goes and how its value is written (OpenAPI's `style` and `explode`). */

@@ -72,7 +72,8 @@ export async function exchangeWithin(exchange: HttpExchange, url: URL, method: s
         const location = answer.header('location')
         await answer.cancel()
         const next = location === undefined ? undefined : safeNext(location, url)
-        if (next === undefined || next.origin !== bounds.origin) throw new RestFailure('redirect', `the API redirected (HTTP ${answer.status}) to another origin, which is never followed`)
+        if (next === undefined) throw new RestFailure('redirect', `the API redirected (HTTP ${answer.status}) without a usable Location`)
+        if (next.origin !== bounds.origin) throw new RestFailure('redirect', `the API redirected (HTTP ${answer.status}) to another origin, which is never followed`)
         if (++redirects > bounds.maxRedirects) throw new RestFailure('redirect', `the API redirected (HTTP ${answer.status}); ${bounds.maxRedirects === 0 ? 'redirects are not followed (openapi.max_redirects)' : `more than ${bounds.maxRedirects} redirects`}`)
         if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === 'POST')) {
           method = 'GET'

@@ -140,6 +140,7 @@ function refName(ref: string): string {
   return ref.slice(ref.lastIndexOf('/') + 1)
 }
 
+/** A JSON object (not null, not an array). */
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
