@@ -10,6 +10,7 @@
  * naming the upstream, for the model to read; only an unknown tool name or method is a JSON-RPC error.
  */
 import { RpcError } from '../../client/errors.ts'
+import { addTraceHeaders } from '../../client/trace-headers.ts'
 import type { HttpExchange } from '../../client/http-answer.ts'
 import type { UpstreamConfig } from '../../config/types.ts'
 import { describeErrors } from '../../registry/json-schema.ts'
@@ -104,6 +105,8 @@ export class OpenApiUpstream {
         accept: ACCEPT,
         'user-agent': 'mcp-edge',
       }
+      // The call's W3C trace context, as any HTTP hop of the gateway carries it.
+      addTraceHeaders(headers, params)
       return exchangeWithin(this.#exchange, url, operation.method, headers, built.body, {
         timeoutMs: options.timeoutMs,
         maxBytes: this.#upstream.openapi!.max_response_bytes,
