@@ -11,6 +11,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
 import { gatewayWith } from '../e2e/harness.ts'
 import { petsApi } from './fixtures/pets-api.ts'
@@ -166,4 +167,35 @@ t.test('a 3.1 document from a file, calls to its own server', async (t) => {
   t.same((await client.listTools()).tools.map((tool) => tool.name).sort(), ['getPet', 'listPets'], 'operations by id and glob; one upstream: no prefix')
   const result = await client.callTool({ name: 'getPet', arguments: { petId: 1 } }) as ToolResult
   t.match(result.structuredContent, { id: 1, owner: { address: { city: 'London' } } }, 'the document\'s first server is the base URL')
+})
+
+t.test('approval: a DELETE operation is destructive, so the route\'s approval gate asks the user first', async (t) => {
+  const api = await petsApi(t, '3.0.3')
+  const gateway = await gatewayWith(t, [{
+    location: '/pets',
+    server: { name: 'pets-gateway', version: '1.0.0' },
+    approval: { destructive: true },
+    upstreams: [{ name: 'pets', openapi: { document: api.documentUrl, base_url: api.origin, operations: ['deletePet', 'getPet'] } }],
+  }])
+  const asked: string[] = []
+  let approve = true
+  const client = new Client({ name: 'approver', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } })
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(String(request.params.message))
+    return { action: 'accept', content: { approve } }
+  })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/pets`)))
+  t.teardown(() => client.close())
+  const deletes = (): number => api.seen.filter((request) => request.method === 'DELETE').length
+  t.match((await client.callTool({ name: 'getPet', arguments: { petId: 1 } })).structuredContent, { id: 1 }, 'a GET is not asked about')
+  t.equal(asked.length, 0)
+  approve = false
+  await t.rejects(client.callTool({ name: 'deletePet', arguments: { petId: 1 } }), /declined/i, 'declined: refused')
+  t.equal(deletes(), 0, 'and the API never saw the DELETE')
+  approve = true
+  const removed = await client.callTool({ name: 'deletePet', arguments: { petId: 1 } }) as ToolResult
+  t.notOk(removed.isError, 'approved: it runs')
+  t.equal(deletes(), 1, 'one DELETE reached the API')
+  t.equal(asked.length, 2, 'the user was asked each time')
+  t.match(asked[1], /Tool: deletePet/)
 })
