@@ -13,6 +13,8 @@ import { Registry } from '../registry/registry.ts'
 import type { SessionStore } from '../store/store.ts'
 import type { StdioTransports } from '../upstream/connect.ts'
 import { attachUpstreams } from '../upstream/attach.ts'
+import { attachSearch } from '../catalogue/search-mode.ts'
+import { attachInclude } from '../catalogue/virtual-route.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
 import { filterPhaseOf, type PhaseModules } from '../phases/load-phases.ts'
 import { ApprovalGate, registryLookup } from '../phases/approval-gate.ts'
@@ -33,10 +35,24 @@ export async function buildEndpoint(route: RouteConfig, handler: Handler, store:
       const gate = new ApprovalGate(route.location, route.approval, proxy === undefined ? registryLookup : proxyToolLookup(proxy), store.tasks, endpoint.logger)
       endpoint.wrapMethod('tools/call', (inner) => gate.wrap(inner))
     }
+    // A virtual route's methods come once every route is built (virtualRoutes); search is laid over them then.
+    if (route.catalogue === 'search' && route.include.length === 0) attachSearch(endpoint)
   } catch (error) {
     endpoint.close()
     throw error
   }
   endpoint.setupDone()
   return endpoint
+}
+
+/**
+ * Makes the virtual routes (`include:`) of `endpoints` (every route built): their sources are other
+ * routes' tools and upstreams, which exist only now. Search mode is laid over them afterwards.
+ */
+export function virtualRoutes(endpoints: ReadonlyMap<string, McpEndpoint>): void {
+  for (const endpoint of endpoints.values()) {
+    if (endpoint.route.include.length === 0) continue
+    attachInclude(endpoint, endpoints)
+    if (endpoint.route.catalogue === 'search') attachSearch(endpoint)
+  }
 }

@@ -19,7 +19,7 @@ import type { FrontServer } from './front-server.ts'
 import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import { buildEndpoint } from './route-endpoint.ts'
+import { buildEndpoint, virtualRoutes } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
 import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { registerOAuthCallback } from './oauth-callback.ts'
@@ -288,6 +288,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets, limits)
     })
   }
+  virtualRoutes(endpoints)
   registerProtectedResourceMetadata(app, protectedRoutes)
   registerOAuthCallback(app, credentials, logger)
 
