@@ -8,7 +8,8 @@ import { titleOf, type SearchHit } from './search-index.ts'
 
 export const SEARCH_TOOLS = 'search_tools'
 export const DESCRIBE_TOOL = 'describe_tool'
-export const CALL_TOOL = 'call_tool'
+export { CALL_TOOL } from '../wire/called-tool.ts'
+import { CALL_TOOL } from '../wire/called-tool.ts'
 export const LOAD_TOOLS = 'load_tools'
 
 /** The meta-tools' names: a route tool of the same name is shadowed by them in search mode. */
