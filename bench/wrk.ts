@@ -26,6 +26,8 @@ export interface WrkLoad {
   authorization?: string
   /** JSON members added to every call's arguments after `message` (raw text, e.g. `"rows":[…]`). */
   extraArguments?: string
+  /** Tool search's meta-tool: every request is `call_tool {name: tool, arguments}` (a `catalogue: search` route). */
+  viaCallTool?: boolean
 }
 
 export interface WrkOptions {
@@ -80,6 +82,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     BENCH_ID_BASE: String(options.idBase),
     BENCH_AUTHORIZATION: options.load.authorization ?? '',
     BENCH_EXTRA: options.load.extraArguments ?? '',
+    BENCH_VIA_CALL_TOOL: options.load.viaCallTool === true ? '1' : '0',
   }
   const [command, commandArgs] = pinned(LOAD_CORE, 'wrk', args)
   const started = performance.now()

@@ -12,6 +12,7 @@
 --   BENCH_ID_BASE   added to every id, so successive runs on the same sessions never reuse one
 --   BENCH_AUTHORIZATION  Authorization header of every request (empty: none)
 --   BENCH_EXTRA     JSON members added to the arguments after "message" (empty: none), e.g. a table of rows
+--   BENCH_VIA_CALL_TOOL 1: call the tool through tool search's call_tool {name, arguments} (catalogue: search)
 --
 -- An answer counts as an error unless: status 200, its JSON-RPC id is one this thread sent and has
 -- not seen answered yet, its text is exactly "echo: m<id>", and it carries BENCH_PROGRESS progress
@@ -51,6 +52,7 @@ function init(args)
       '","io.modelcontextprotocol/clientCapabilities":{}'
   end
   extra = os.getenv("BENCH_EXTRA") or ""
+  via_call_tool = os.getenv("BENCH_VIA_CALL_TOOL") == "1"
   if extra ~= "" then extra = "," .. extra end
   seq = 0
   checked = 0
@@ -69,8 +71,15 @@ function request()
     meta = meta .. '"progressToken":"p' .. id .. '"'
   end
   if meta ~= "" then meta = ',"_meta":{' .. meta .. '}' end
-  local body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
-    '","arguments":{"message":"m' .. id .. '"' .. extra .. '}' .. meta .. '}}'
+  local arguments = '{"message":"m' .. id .. '"' .. extra .. '}'
+  local body
+  if via_call_tool then
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"' .. tool ..
+      '","arguments":' .. arguments .. '}' .. meta .. '}}'
+  else
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
+      '","arguments":' .. arguments .. meta .. '}}'
+  end
   local session = ""
   if #sessions > 0 then session = "Mcp-Session-Id: " .. sessions[(seq % #sessions) + 1] .. "\r\n" end
   return head .. session .. "Content-Length: " .. #body .. "\r\n\r\n" .. body

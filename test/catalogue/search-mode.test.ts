@@ -121,7 +121,7 @@ t.test('tool search over a 281-tool handler route', async (t) => {
     const direct = await user.callTool({ name: SECRET, arguments: { database: 'prod' } }).catch((error: Error) => error.message)
     const via = await user.callTool({ name: 'call_tool', arguments: { name: SECRET, arguments: { database: 'prod' } } }).catch((error: Error) => error.message)
     t.match(via, /Forbidden: tool rotate_database_credentials needs scope db.admin/, 'the edge refuses it (403) as it refuses a direct call')
-    const withoutId = (message: string): string => message.replace(/"id":\d+/, '"id":N')
+    const withoutId = (message: unknown): string => String(message).replace(/"id":\d+/, '"id":N')
     t.equal(withoutId(via), withoutId(direct), 'refused as a direct call is')
     t.equal(textOf(await admin.callTool({ name: 'call_tool', arguments: { name: SECRET, arguments: { database: 'prod' } } })), 'rotated prod')
   })
