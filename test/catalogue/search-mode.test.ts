@@ -147,17 +147,39 @@ t.test('tool search over a 281-tool handler route', async (t) => {
     t.match(textOf(over), /at most 3 \(search.max_loaded\)/, 'search.max_loaded')
   })
 
+  t.test('a stateless (2026-07-28) client: no load_tools (no session), call_tool works', async (t) => {
+    const VERSION = '2026-07-28'
+    const post = async (id: number, method: string, params: Record<string, unknown>): Promise<{ result: { tools?: Array<{ name: string }>; structuredContent?: unknown } }> => {
+      const response = await fetch(`${gateway.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': method,
+          ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      })
+      t.equal(response.status, 200, `${method} answered 200`)
+      return await response.json() as { result: { tools?: Array<{ name: string }>; structuredContent?: unknown } }
+    }
+    t.same((await post(1, 'tools/list', {})).result.tools!.map((tool) => tool.name), ['search_tools', 'describe_tool', 'call_tool'])
+    const called = await post(2, 'tools/call', { name: 'call_tool', arguments: { name: 'dns_get_record', arguments: { id: 'example.org' } } })
+    t.same(called.result.structuredContent, { tool: 'dns_get_record', args: { id: 'example.org' } })
+  })
+
   t.test('the MCP Inspector CLI lists the meta-tools and calls through call_tool', async (t) => {
-    const inspector = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/inspector/cli/build/cli.js', import.meta.url))
-    const run = async (...args: string[]): Promise<unknown> => {
-      const { stdout } = await promisify(execFile)(process.execPath, [inspector, '--cli', `${gateway.url}/mcp`, '--transport', 'http', ...args], { timeout: 60_000 })
+    // `mcp-inspector --cli` (its bin) starts the CLI (cli/build/index.js) in a child: the listing goes
+    // through the bin as a user types it, the calls straight to the CLI, a process fewer each.
+    const bin = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/inspector/cli/build/cli.js', import.meta.url))
+    const cli = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/inspector/cli/build/index.js', import.meta.url))
+    const run = async (entry: string[], ...args: string[]): Promise<unknown> => {
+      const { stdout } = await promisify(execFile)(process.execPath, [...entry, `${gateway.url}/mcp`, '--transport', 'http', ...args], { timeout: 60_000 })
       return JSON.parse(stdout)
     }
     // Each run is a new process (and session): they run at once.
     const [listed, found, called] = await Promise.all([
-      run('--method', 'tools/list') as Promise<{ tools: Array<{ name: string }> }>,
-      run('--method', 'tools/call', '--tool-name', 'search_tools', '--tool-arg', 'query=create a new support ticket') as Promise<ToolResult>,
-      run('--method', 'tools/call', '--tool-name', 'call_tool', '--tool-arg', 'name=wiki_get_page', '--tool-arg', 'arguments={"id":"home"}') as Promise<ToolResult>,
+      run([bin, '--cli'], '--method', 'tools/list') as Promise<{ tools: Array<{ name: string }> }>,
+      run([cli], '--method', 'tools/call', '--tool-name', 'search_tools', '--tool-arg', 'query=create a new support ticket') as Promise<ToolResult>,
+      run([cli], '--method', 'tools/call', '--tool-name', 'call_tool', '--tool-arg', 'name=wiki_get_page', '--tool-arg', 'arguments={"id":"home"}') as Promise<ToolResult>,
     ])
     t.same(listed.tools.map((tool) => tool.name), ['search_tools', 'describe_tool', 'call_tool', 'load_tools'])
     t.equal(hitNames(found)[0], 'support_create_ticket', 'search through the Inspector')
