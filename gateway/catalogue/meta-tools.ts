@@ -88,7 +88,7 @@ export function hitsResult(query: string, hits: readonly SearchHit[], listed: nu
     if (title !== '') hit.title = title
     tools.push(hit)
   }
-  const text = `${hits.length} of ${listed} tools match. Call one with call_tool {name, arguments}; describe_tool {name} shows its full schema.\n${lines.join('\n')}`
+  const text = `The best ${hits.length} of the ${listed} tools offered here. Call one with call_tool {name, arguments}; describe_tool {name} shows its full schema.\n${lines.join('\n')}`
   return { content: [{ type: 'text', text }], structuredContent: { tools } }
 }
 

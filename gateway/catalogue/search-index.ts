@@ -67,7 +67,9 @@ export class SearchIndex {
       fields: ['name', 'title', 'description'],
       tokenize,
       processTerm: stem,
-      searchOptions: { boost: { name: 3, title: 2, description: 1 }, prefix: true, fuzzy: 0.2, combineWith: 'OR' },
+      // Fuzzy matching (typos, "analyse" for "analyze") only for longer words: on short ones it finds
+      // look-alikes ("last" for "list") and costs most of a search's time.
+      searchOptions: { boost: { name: 3, title: 2, description: 1 }, prefix: true, fuzzy: (term) => (term.length > 5 ? 0.2 : false), combineWith: 'OR' },
     })
     this.#search.addAll(tools.map((tool, id) => ({
       id,
