@@ -13,6 +13,7 @@ import { Registry } from '../registry/registry.ts'
 import type { SessionStore } from '../store/store.ts'
 import type { StdioTransports } from '../upstream/connect.ts'
 import { attachUpstreams } from '../upstream/attach.ts'
+import { EdgeError } from '../wire/errors.ts'
 import { attachSearch } from '../catalogue/search-mode.ts'
 import { attachInclude } from '../catalogue/virtual-route.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
@@ -52,7 +53,12 @@ export async function buildEndpoint(route: RouteConfig, handler: Handler, store:
 export function virtualRoutes(endpoints: ReadonlyMap<string, McpEndpoint>): void {
   for (const endpoint of endpoints.values()) {
     if (endpoint.route.include.length === 0) continue
-    attachInclude(endpoint, endpoints)
+    try {
+      attachInclude(endpoint, endpoints)
+    } catch (error) {
+      // Two sources (or a source and the route's own handler) giving one name, without a prefix.
+      throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `route ${endpoint.route.location}: include: ${(error as Error).message}`)
+    }
     if (endpoint.route.catalogue === 'search') attachSearch(endpoint)
   }
 }

@@ -288,7 +288,16 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets, limits)
     })
   }
-  virtualRoutes(endpoints)
+  try {
+    virtualRoutes(endpoints)
+  } catch (error) {
+    for (const built of endpoints.values()) built.close()
+    await app.close()
+    await credentials.close().catch(() => undefined)
+    if (options.store === undefined) await store.close().catch(() => undefined)
+    if (options.limiter === undefined) await limiter?.close().catch(() => undefined)
+    throw error
+  }
   registerProtectedResourceMetadata(app, protectedRoutes)
   registerOAuthCallback(app, credentials, logger)
 

@@ -140,3 +140,17 @@ t.test('config: an include must name a route, and an upstream, of this config', 
   t.equal(failure([proxy, route({ include: [{ route: '/p', upstream: 'up', tools: ['*'] }] })]), 'no error', 'a valid include passes')
   t.match(failure([route({ catalogue: 'everything', handler: 'x.ts' })]), /catalogue/, 'catalogue is full or search')
 })
+
+t.test('two included handler tools of one name: the start fails, naming the route', async (t) => {
+  const generated = here('./fixtures/generated-tools.ts')
+  const config = configFromObject({
+    listen: { host: '127.0.0.1', port: 0 },
+    log: { level: 'silent' },
+    routes: [
+      { location: '/g1', handler: generated, server: { name: 'g1', version: '1.0.0' }, options: { count: 5 } },
+      { location: '/g2', handler: generated, server: { name: 'g2', version: '1.0.0' }, options: { count: 5 } },
+      { location: '/v', server: { name: 'v', version: '1.0.0' }, include: [{ route: '/g1', tools: ['crm_*'] }, { route: '/g2', tools: ['crm_*'] }] },
+    ],
+  }, '<test>')
+  await t.rejects(startGateway(config), { code: 'MCP_EDGE_CONFIG_INVALID', message: /route \/v: include: .*duplicate tool "crm_get_contact"/ })
+})
