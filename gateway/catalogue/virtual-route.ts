@@ -28,6 +28,8 @@ import { META_UNAVAILABLE } from '../upstream/aggregate.ts'
 
 /** Pages of one upstream's tools/list read for one listing. */
 const MAX_PAGES = 100
+/** Availability changes this close together make one list_changed (as on the proxy route). */
+const LIST_CHANGED_COALESCE_MS = 100
 
 /** One included upstream, reached through the proxy route that fronts it. */
 interface UpstreamSource {
@@ -82,10 +84,26 @@ export class VirtualRoute implements EndpointExtension {
   readonly #sources: readonly UpstreamSource[]
   /** Exposed names learnt from lists (a name two sources could claim goes where the list showed it). */
   readonly #index = new Map<string, Origin>()
+  readonly #unsubscribe: Array<() => void> = []
+  #listChangedTimer: NodeJS.Timeout | undefined
 
   constructor(endpoint: McpEndpoint, sources: readonly UpstreamSource[]) {
     this.#endpoint = endpoint
     this.#sources = sources
+    // An included upstream that comes or goes changes this route's list too: its sessions hear it.
+    for (const source of sources) {
+      const health = source.proxy.health.get(source.upstream)
+      if (health !== undefined) this.#unsubscribe.push(health.onAvailability(() => this.#availabilityChanged()))
+    }
+  }
+
+  #availabilityChanged(): void {
+    if (this.#listChangedTimer !== undefined) return
+    this.#listChangedTimer = setTimeout(() => {
+      this.#listChangedTimer = undefined
+      this.#endpoint.listChanged('tools')
+    }, LIST_CHANGED_COALESCE_MS)
+    this.#listChangedTimer.unref()
   }
 
   methods(): MethodTable {
@@ -201,8 +219,11 @@ export class VirtualRoute implements EndpointExtension {
     return Object.fromEntries(this.#sources.map((source) => [source.upstream, source.proxy.health.get(source.upstream)?.report()]))
   }
 
-  /** Nothing of its own to close: the sources' routes own their connections. */
-  close(): void {}
+  /** Stops hearing the sources' availability; their routes own their connections. */
+  close(): void {
+    clearTimeout(this.#listChangedTimer)
+    for (const unsubscribe of this.#unsubscribe) unsubscribe()
+  }
 
   knows(kind: 'tool' | 'prompt' | 'resource', name: string): string | undefined {
     return kind === 'tool' && this.#index.has(name) ? name : undefined

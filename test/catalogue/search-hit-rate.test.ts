@@ -99,4 +99,9 @@ t.test('tools/list size and search hit rate on a 300-tool route', async (t) => {
   // A found tool is called through call_tool on the real upstream it comes from.
   const summed = await search.callTool({ name: 'call_tool', arguments: { name: 'get-sum', arguments: { a: 2, b: 40 } } })
   t.match(JSON.stringify(summed.content), /42/, 'call_tool reaches server-everything through the virtual route')
+  const bad = await search.callTool({ name: 'call_tool', arguments: { name: 'get-sum', arguments: { a: 'two', b: 40 } } })
+  t.equal(bad.isError, true, "an upstream tool's arguments are checked against its listed schema before the call")
+  t.match(JSON.stringify(bad.content), /Invalid arguments for get-sum: \/a must be number/)
+  const described = await search.callTool({ name: 'describe_tool', arguments: { name: 'read_text_file' } })
+  t.match(described.structuredContent, { name: 'read_text_file', inputSchema: { properties: { path: { type: 'string' } } } }, "describe_tool gives an upstream tool's full schema")
 })

@@ -12,10 +12,12 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { startGateway } from '../../gateway/server/server.ts'
 import { everythingOverHttp } from '../fixtures/everything-server.ts'
+import { eventually } from '../fixtures/waiting.ts'
 import { childrenOf } from '../upstream/stdio-children.ts'
 
 t.setTimeout(90_000)
@@ -116,6 +118,17 @@ t.test('two bundles over one stdio upstream, server-everything and a handler rou
     const withheld = await b.callTool({ name: 'crm_delete_contact', arguments: { id: 'c-1' } }).catch((error: Error) => error.message)
     t.match(withheld, /withheld/, "bundle b's filter phase withholds it")
     t.same((await a.callTool({ name: 'crm_delete_contact', arguments: { id: 'c-1' } })).structuredContent, { tool: 'crm_delete_contact', args: { id: 'c-1' } }, 'bundle a has no such filter')
+  })
+
+  // Last: it crashes the shared child.
+  t.test('an included upstream that goes away is a list_changed on every bundle that includes it', async (t) => {
+    let changedA = 0
+    let changedB = 0
+    a.setNotificationHandler(ToolListChangedNotificationSchema, () => void changedA++)
+    b.setNotificationHandler(ToolListChangedNotificationSchema, () => void changedB++)
+    await fleet.callTool({ name: 'crash', arguments: {} }).catch(() => undefined)
+    await eventually(() => changedA > 0 && changedB > 0, 20_000)
+    t.pass(`bundle a heard ${changedA}, bundle b ${changedB}`)
   })
 })
 
