@@ -58,6 +58,7 @@ t.test('tool search over a 281-tool handler route', async (t) => {
       server: { name: 'big-open', version: '1.0.0' },
       options: { count: 280 },
       catalogue: 'search',
+      limits: { rate: [{ key: 'ip', tool: 'cms_*', limit: 2, window: 60 }] },
     }],
   }, '<test>')
   const gateway = await startGateway(config)
@@ -145,6 +146,23 @@ t.test('tool search over a 281-tool handler route', async (t) => {
     t.same((await user.listTools()).tools.map((tool) => tool.name).length, 4, "another session's list is its own")
     const over = await admin.callTool({ name: 'load_tools', arguments: { names: ['hr_list_employee', 'hr_create_employee'] } })
     t.match(textOf(over), /at most 3 \(search.max_loaded\)/, 'search.max_loaded')
+  })
+
+  t.test("per-tool rate limits count call_tool as the tool it calls, in the tool's own bucket", async (t) => {
+    const client = new Client({ name: 'limits', version: '1.0.0' })
+    const transport = new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`))
+    await client.connect(transport)
+    t.teardown(async () => {
+      await transport.terminateSession().catch(() => undefined)
+      await client.close()
+    })
+    t.notOk((await client.callTool({ name: 'cms_get_article', arguments: { id: 'a' } })).isError, 'a direct call: 1 of 2')
+    t.notOk((await client.callTool({ name: 'call_tool', arguments: { name: 'cms_list_article', arguments: {} } })).isError, 'through call_tool: 2 of 2')
+    const over = await client.callTool({ name: 'call_tool', arguments: { name: 'cms_get_article', arguments: { id: 'b' } } })
+    t.equal(over.isError, true)
+    t.match(textOf(over), /Rate limit reached: at most 2/, 'the third is over the cms_* limit')
+    t.notOk((await client.callTool({ name: 'call_tool', arguments: { name: 'wiki_list_page', arguments: {} } })).isError, 'another tool is not in that bucket')
+    t.notOk((await client.callTool({ name: 'search_tools', arguments: { query: 'article' } })).isError, 'nor is searching')
   })
 
   t.test('a stateless (2026-07-28) client: no load_tools (no session), call_tool works', async (t) => {
