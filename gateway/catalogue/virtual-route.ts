@@ -25,6 +25,7 @@ import { ConsentRequiredError, CredentialError } from '../upstream/credentials/p
 import { describeFailure } from '../upstream/failure.ts'
 import { cancellationOf, ProxyRoute } from '../upstream/proxy-route.ts'
 import { META_UNAVAILABLE } from '../upstream/aggregate.ts'
+import { registryHint, type ToolHint, type ToolLookup } from '../phases/approval-gate.ts'
 
 /** Pages of one upstream's tools/list read for one listing. */
 const MAX_PAGES = 100
@@ -39,10 +40,11 @@ interface UpstreamSource {
   readonly patterns: readonly RegExp[]
 }
 
-/** Where an exposed name leads. */
+/** Where an exposed name leads; `destructive`: the upstream lists it with `annotations.destructiveHint`. */
 interface Origin {
   readonly source: UpstreamSource
   readonly name: string
+  readonly destructive?: boolean
 }
 
 /**
@@ -144,7 +146,7 @@ export class VirtualRoute implements EndpointExtension {
           continue
         }
         seen.add(exposed)
-        this.#index.set(exposed, { source, name })
+        this.#index.set(exposed, { source, name, destructive: (tool.annotations as { destructiveHint?: unknown } | undefined)?.destructiveHint === true })
         if (host.scopes?.missing('tool', exposed, ctx.caller.scopes) !== undefined) continue
         tools.push(exposed === name ? tool : { ...tool, name: exposed })
       }
@@ -204,6 +206,19 @@ export class VirtualRoute implements EndpointExtension {
       if (typeof cursor !== 'string' || cursor === '') break
     }
     return tools
+  }
+
+  /**
+   * What the approval gate (phases/approval-gate.ts) knows of a tool here: an own or included handler
+   * tool by the registry, an upstream's by the annotations its list showed (listed once on a worker
+   * that has not listed it yet).
+   */
+  readonly toolLookup: ToolLookup = (host, record, name, params, ctx) => {
+    const local = registryHint(host, record, name)
+    if (local !== 'unknown') return local
+    const hint = (origin: Origin | undefined): ToolHint => (origin === undefined ? 'unknown' : origin.destructive === true ? 'destructive' : 'other')
+    if (this.#index.has(name)) return hint(this.#index.get(name))
+    return Promise.resolve(this.#list(host, record, params._meta === undefined ? {} : { _meta: params._meta }, ctx)).then(() => hint(this.#index.get(name)))
   }
 
   // ---- EndpointExtension ---------------------------------------------------------------------

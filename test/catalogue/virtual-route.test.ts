@@ -63,6 +63,12 @@ t.test('two bundles over one stdio upstream, server-everything and a handler rou
         ],
         phases: { filter: here('./fixtures/filter.ts') },
       },
+      {
+        location: '/vc',
+        server: { name: 'bundle-c', version: '1.0.0' },
+        include: [{ route: '/fleet', upstream: 'fx', tools: ['echo'] }],
+        approval: { tools: ['echo'] },
+      },
     ],
   }, '<test>')
   const gateway = await startGateway(config)
@@ -79,7 +85,7 @@ t.test('two bundles over one stdio upstream, server-everything and a handler rou
     })
     return client
   }
-  const [a, aPlain, b, fleet, everything] = await Promise.all([connect('/va', MATH_KEY), connect('/va', PLAIN_KEY), connect('/vb'), connect('/fleet'), connect('/everything')])
+  const [a, aPlain, b, c, fleet, everything] = await Promise.all([connect('/va', MATH_KEY), connect('/va', PLAIN_KEY), connect('/vb'), connect('/vc'), connect('/fleet'), connect('/everything')])
 
   t.test('each bundle lists its own selection', async (t) => {
     const names = async (client: Client): Promise<string[]> => (await client.listTools()).tools.map((tool) => tool.name)
@@ -118,6 +124,8 @@ t.test('two bundles over one stdio upstream, server-everything and a handler rou
     const withheld = await b.callTool({ name: 'crm_delete_contact', arguments: { id: 'c-1' } }).catch((error: Error) => error.message)
     t.match(withheld, /withheld/, "bundle b's filter phase withholds it")
     t.same((await a.callTool({ name: 'crm_delete_contact', arguments: { id: 'c-1' } })).structuredContent, { tool: 'crm_delete_contact', args: { id: 'c-1' } }, 'bundle a has no such filter')
+    const unapproved = await c.callTool({ name: 'echo', arguments: { marker: 'c' } }).catch((error: Error) => error.message)
+    t.match(unapproved, /needs the user's approval/, "bundle c's approval gate stops the call (this client cannot ask its user)")
   })
 
   // Last: it crashes the shared child.
