@@ -79,7 +79,8 @@ async function createSessions(url: string, count: number, headers: Record<string
 async function checkServer(url: string, sessionId: string | undefined, load: WrkLoad, headers: Record<string, string> = {}): Promise<void> {
   const client = new McpHttp(url, 1, headers)
   try {
-    const text = await client.callTool(load.tool, { message: 'check' }, sessionId, load.stateless === true ? load.protocolVersion : undefined)
+    const [name, args] = load.viaCallTool === true ? ['call_tool', { name: load.tool, arguments: { message: 'check' } }] : [load.tool, { message: 'check' }]
+    const text = await client.callTool(name, args, sessionId, load.stateless === true ? load.protocolVersion : undefined)
     if (text !== 'echo: check') throw new Error(`${load.tool} answered ${JSON.stringify(text)}, expected "echo: check"`)
   } finally {
     client.close()

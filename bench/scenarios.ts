@@ -176,6 +176,17 @@ export const SCENARIOS: Scenario[] = [
     sdkPeer: SDK,
   },
   {
+    name: 'edge-search-call-tool',
+    label: 'mcp-edge tools/call through call_tool, 1 session (catalogue: search)',
+    group: 'mcp-edge',
+    // edge-session on a route in search mode, the tool called as a model there calls it: call_tool
+    // rewritten at the door into a direct call (catalogue/search-mode.ts). Target: ≥ 0.9× edge-session.
+    server: { kind: 'edge', route: { catalogue: 'search' } },
+    sessions: 1,
+    load: { ...ECHO, viaCallTool: true },
+    sdkPeer: SDK,
+  },
+  {
     name: 'edge-jwt',
     label: 'mcp-edge tools/call, 1 session, JWT auth (RS256, scope check)',
     group: 'mcp-edge',

@@ -28,6 +28,8 @@ export interface WrkLoad {
   extraArguments?: string
   /** No MCP: GET this path + `m<id>` on the server (a REST path ending in a query parameter), answered `echo: m<id>`. */
   rest?: string
+  /** Tool search's meta-tool: every request is `call_tool {name: tool, arguments}` (a `catalogue: search` route). */
+  viaCallTool?: boolean
 }
 
 export interface WrkOptions {
@@ -83,6 +85,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     BENCH_AUTHORIZATION: options.load.authorization ?? '',
     BENCH_EXTRA: options.load.extraArguments ?? '',
     BENCH_REST: options.load.rest ?? '',
+    BENCH_VIA_CALL_TOOL: options.load.viaCallTool === true ? '1' : '0',
   }
   const [command, commandArgs] = pinned(LOAD_CORE, 'wrk', args)
   const started = performance.now()

@@ -15,6 +15,7 @@
 --   BENCH_REST      a REST path ending in a query parameter (e.g. /echo?message=): no MCP at all, every
 --                   request is GET <path>m<id>, and its answer must be exactly the text "echo: m<id>"
 --                   (the direct call an openapi upstream's row is compared with)
+--   BENCH_VIA_CALL_TOOL 1: call the tool through tool search's call_tool {name, arguments} (catalogue: search)
 --
 -- An answer counts as an error unless: status 200, its JSON-RPC id is one this thread sent and has
 -- not seen answered yet, its text is exactly "echo: m<id>", and it carries BENCH_PROGRESS progress
@@ -56,6 +57,7 @@ function init(args)
   extra = os.getenv("BENCH_EXTRA") or ""
   rest = os.getenv("BENCH_REST") or ""
   rest_head = " HTTP/1.1\r\nHost: " .. host .. "\r\nAccept: text/plain, application/json\r\n\r\n"
+  via_call_tool = os.getenv("BENCH_VIA_CALL_TOOL") == "1"
   if extra ~= "" then extra = "," .. extra end
   seq = 0
   checked = 0
@@ -75,8 +77,15 @@ function request()
     meta = meta .. '"progressToken":"p' .. id .. '"'
   end
   if meta ~= "" then meta = ',"_meta":{' .. meta .. '}' end
-  local body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
-    '","arguments":{"message":"m' .. id .. '"' .. extra .. '}' .. meta .. '}}'
+  local arguments = '{"message":"m' .. id .. '"' .. extra .. '}'
+  local body
+  if via_call_tool then
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"' .. tool ..
+      '","arguments":' .. arguments .. '}' .. meta .. '}}'
+  else
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"' .. tool ..
+      '","arguments":' .. arguments .. meta .. '}}'
+  end
   local session = ""
   if #sessions > 0 then session = "Mcp-Session-Id: " .. sessions[(seq % #sessions) + 1] .. "\r\n" end
   return head .. session .. "Content-Length: " .. #body .. "\r\n\r\n" .. body

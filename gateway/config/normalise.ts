@@ -18,7 +18,8 @@ export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'
   limits: GatewayConfig['limits'] & Partial<QuotasConfig>
   auth?: RawAuth
   scopes?: Partial<ScopesConfig>
-  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas' | 'phases' | 'filter' | 'approval'> & {
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas' | 'phases' | 'filter' | 'approval' | 'include'> & {
+    include?: RouteConfig['include']
     handler?: string
     upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
@@ -86,6 +87,8 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       tasks: { ...route.tasks },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,
+      search: { ...route.search },
+      include: (route.include ?? []).map((source) => ({ ...source, tools: [...source.tools] })),
       phases: {
         ...(route.phases?.filter === undefined ? {} : { filter: path.resolve(folder, route.phases.filter) }),
         ...(route.phases?.log === undefined ? {} : { log: path.resolve(folder, route.phases.log) }),

@@ -268,6 +268,29 @@ export interface RouteConfig extends ProxyNaming {
   /** Rate limits and quotas: the route's own `limits` keys, else the gateway's, else the defaults. */
   quotas: QuotasConfig
   limits: LimitsConfig
+  /** `full`: tools/list lists every tool; `search`: a few meta-tools find, describe and call them (docs/tool-search.md). */
+  catalogue: 'full' | 'search'
+  /** Bounds of tool search: default and most hits, longest query, tools a session may load, indexes kept per worker. */
+  search: SearchConfig
+  /** A virtual route's sources (docs/tool-search.md, virtual servers); empty on every other route. */
+  include: IncludeConfig[]
+}
+
+/** Bounds of a route's tool search. */
+export interface SearchConfig {
+  results: number
+  max_results: number
+  max_query: number
+  max_loaded: number
+  indexes: number
+}
+
+/** One source of a virtual route: a route's handler tools, or one upstream of a proxy route, chosen by name or glob. */
+export interface IncludeConfig {
+  route: string
+  upstream?: string
+  tools: string[]
+  prefix: string
 }
 
 /** How a route checks JWT access tokens (an OAuth 2.1 resource server). Durations in seconds. */

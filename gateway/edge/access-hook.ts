@@ -10,6 +10,7 @@
  * Callback hooks, not async ones: a token seen before is checked without a promise.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { calledTool } from '../wire/called-tool.ts'
 import { EdgeError } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
@@ -60,12 +61,12 @@ export function refusalError(access: RouteAccess, refused: Refusal, metadata: st
   return new EdgeError(refused.code, refused.message, { headers, status: refused.status })
 }
 
-export function rpcFacts(body: unknown): { method: string | undefined; tool: string | undefined; params: JsonObject | undefined; id: string | number | null } {
+export function rpcFacts(body: unknown, search = false): { method: string | undefined; tool: string | undefined; params: JsonObject | undefined; id: string | number | null } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { method: undefined, tool: undefined, params: undefined, id: null }
   const message = body as { method?: unknown; params?: unknown; id?: unknown }
   const method = typeof message.method === 'string' ? message.method : undefined
   const params = typeof message.params === 'object' && message.params !== null ? (message.params as JsonObject) : undefined
-  const named = params?.name ?? params?.uri
+  const named = method === 'tools/call' ? calledTool(params, search) : params?.name ?? params?.uri
   const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null
   return { method, tool: typeof named === 'string' ? named : undefined, params, id }
 }
@@ -76,6 +77,7 @@ export function rpcFacts(body: unknown): { method: string | undefined; tool: str
  */
 export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, access: RouteAccess): void {
   const componentScopes = endpoint.scopes
+  const search = endpoint.route.catalogue === 'search'
   const logger = endpoint.logger
 
   function facts(request: FastifyRequest, method: string | undefined, tool: string | undefined): RequestFacts {
@@ -124,7 +126,7 @@ export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, acce
   if (!decideAfterBody) return
   app.addHook('preHandler', (request, reply, done) => {
     if (request.method !== 'POST') return done()
-    const { method, tool, id } = rpcFacts(request.body)
+    const { method, tool, id } = rpcFacts(request.body, search)
     const verdict = access.decide(request.accessIdentity, facts(request, method, tool))
     if (verdict instanceof Promise) void verdict.then((settled) => conclude(request, reply, settled, id, done))
     else conclude(request, reply, verdict, id, done)

@@ -11,6 +11,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from 'pino'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
+import { calledTool } from '../wire/called-tool.ts'
 import type { EdgeError } from '../wire/errors.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { METADATA_PREFIX, refusalError } from './access-hook.ts'
@@ -60,7 +61,7 @@ export class HotAccess {
   late(early: EarlyAccess, request: AccessedRequest): Caller | EdgeError | Promise<Caller | EdgeError> {
     if (early.caller !== undefined) return early.caller
     const { params } = request
-    const named = params?.name ?? params?.uri
+    const named = request.method === 'tools/call' ? calledTool(params, this.#endpoint.route.catalogue === 'search') : params?.name ?? params?.uri
     const verdict = this.#access.decide(early.identity, facts(request.headers, request.address, request.method, typeof named === 'string' ? named : undefined))
     if (verdict instanceof Promise) return verdict.then((settled) => this.#conclude(early, request, settled))
     return this.#conclude(early, request, verdict)

@@ -26,6 +26,7 @@ import { loadAccessModule, type AccessDecision, type AccessFunction, type Access
 import { ApiKeys } from './api-keys.ts'
 import type { Caller } from './caller.ts'
 import type { VerifiedToken } from '../wire/caller.ts'
+import { calledTool } from '../wire/called-tool.ts'
 import { JwtVerifier, type Identity } from './jwt-verifier.ts'
 
 /** Why a request may not proceed; the transport answers with `status` (from the error table) and the challenge. */
@@ -75,6 +76,8 @@ export class RouteAccess {
   readonly #required: readonly string[]
   readonly #requiredScope: string | undefined
   readonly #logger: Logger
+  /** A search route: call_tool is checked as the tool it calls (wire/called-tool.ts). */
+  readonly #search: boolean
 
   private constructor(route: RouteConfig, verifier: JwtVerifier | undefined, keys: ApiKeys | undefined, decide: AccessFunction | undefined, logger: Logger) {
     const config = route.auth!
@@ -87,6 +90,7 @@ export class RouteAccess {
     this.#required = config.required_scopes
     this.#requiredScope = config.required_scopes.length === 0 ? undefined : config.required_scopes.join(' ')
     this.#logger = logger
+    this.#search = route.catalogue === 'search'
   }
 
   /** The access phase of `route`, or undefined for an open route. Throws MCP_EDGE_CONFIG_INVALID (or HANDLER_INVALID for the module). */
@@ -188,7 +192,7 @@ export class RouteAccess {
    */
   checkComponent(scopes: ComponentScopes | undefined, registry: Registry, caller: Caller, method: string | undefined, params: JsonObject | undefined): Refusal | undefined {
     if (scopes === undefined || caller.scopes === undefined || params === undefined) return undefined
-    const target = componentOf(registry, method, params)
+    const target = componentOf(registry, method, params, this.#search)
     if (target === undefined) return undefined
     const missing = scopes.missing(target[0], target[1], caller.scopes)
     if (missing === undefined) return undefined
@@ -302,10 +306,10 @@ export class RouteAccess {
 }
 
 /** The component a request uses, as [kind, name], or undefined when it uses none. */
-function componentOf(registry: Registry, method: string | undefined, params: JsonObject): readonly [ComponentKind, string] | undefined {
+function componentOf(registry: Registry, method: string | undefined, params: JsonObject, search: boolean): readonly [ComponentKind, string] | undefined {
   switch (method) {
     case 'tools/call':
-      return typeof params.name === 'string' ? ['tool', params.name] : undefined
+      return typeof params.name === 'string' ? ['tool', calledTool(params, search)!] : undefined
     case 'prompts/get':
       return typeof params.name === 'string' ? ['prompt', params.name] : undefined
     case 'resources/read': {

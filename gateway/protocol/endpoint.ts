@@ -92,6 +92,11 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
   calls: RouteCalls | undefined
   /** The route's filter phase (gateway/phases/); undefined when it declares none: sinks stay as they are. */
   filter: FilterPhase | undefined
+  /**
+   * Turns a request into the one it stands for before anything sees it (tool search's call_tool
+   * becomes a direct tools/call: catalogue/search-mode.ts); undefined on most routes: nothing to pay.
+   */
+  rewrite: ((request: JsonRpcRequest) => JsonRpcRequest) | undefined
 
   constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger, codec: RequestStateCodec) {
     this.route = route
@@ -169,6 +174,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
    * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
   handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
+    if (this.rewrite !== undefined) request = this.rewrite(request)
     const calls = this.calls
     const filter = this.filter
     if (tracing.on) {

@@ -14,6 +14,9 @@ import type { SessionStore } from '../store/store.ts'
 import type { StdioTransports } from '../upstream/connect.ts'
 import { attachUpstreams } from '../upstream/attach.ts'
 import { prepareOpenApi } from '../upstream/openapi/catalog.ts'
+import { EdgeError } from '../wire/errors.ts'
+import { attachSearch } from '../catalogue/search-mode.ts'
+import { attachInclude, type VirtualRoute } from '../catalogue/virtual-route.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
 import { filterPhaseOf, type PhaseModules } from '../phases/load-phases.ts'
 import { ApprovalGate, registryLookup } from '../phases/approval-gate.ts'
@@ -32,14 +35,40 @@ export async function buildEndpoint(route: RouteConfig, handler: Handler, store:
     if (route.upstreams.length > 0) await prepareOpenApi(route)
     const proxy = route.upstreams.length > 0 ? attachUpstreams(endpoint, stdio, credentials) : undefined
     // Over the route's tools/call, the proxy's included: the upstream never sees an unapproved call.
-    if (route.approval !== undefined) {
+    // A virtual route's tools/call is made once every route is built: its gate goes on then (virtualRoutes).
+    if (route.approval !== undefined && route.include.length === 0) {
       const gate = new ApprovalGate(route.location, route.approval, proxy === undefined ? registryLookup : proxyToolLookup(proxy), store.tasks, endpoint.logger)
       endpoint.wrapMethod('tools/call', (inner) => gate.wrap(inner))
     }
+    // A virtual route's methods come once every route is built (virtualRoutes); search is laid over them then.
+    if (route.catalogue === 'search' && route.include.length === 0) attachSearch(endpoint)
   } catch (error) {
     endpoint.close()
     throw error
   }
   endpoint.setupDone()
   return endpoint
+}
+
+/**
+ * Makes the virtual routes (`include:`) of `endpoints` (every route built): their sources are other
+ * routes' tools and upstreams, which exist only now. Search mode is laid over them afterwards.
+ */
+export function virtualRoutes(endpoints: ReadonlyMap<string, McpEndpoint>): void {
+  for (const endpoint of endpoints.values()) {
+    if (endpoint.route.include.length === 0) continue
+    let virtual: VirtualRoute
+    try {
+      virtual = attachInclude(endpoint, endpoints)
+    } catch (error) {
+      // Two sources (or a source and the route's own handler) giving one name, without a prefix.
+      throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `route ${endpoint.route.location}: include: ${(error as Error).message}`)
+    }
+    const approval = endpoint.route.approval
+    if (approval !== undefined) {
+      const gate = new ApprovalGate(endpoint.route.location, approval, virtual.toolLookup, endpoint.store.tasks, endpoint.logger)
+      endpoint.wrapMethod('tools/call', (inner) => gate.wrap(inner))
+    }
+    if (endpoint.route.catalogue === 'search') attachSearch(endpoint)
+  }
 }

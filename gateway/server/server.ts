@@ -19,7 +19,7 @@ import type { FrontServer } from './front-server.ts'
 import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import { buildEndpoint } from './route-endpoint.ts'
+import { buildEndpoint, virtualRoutes } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
 import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { registerOAuthCallback } from './oauth-callback.ts'
@@ -287,6 +287,16 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       if (access !== undefined) registerAccess(scope, endpoint, access)
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets, limits)
     })
+  }
+  try {
+    virtualRoutes(endpoints)
+  } catch (error) {
+    for (const built of endpoints.values()) built.close()
+    await app.close()
+    await credentials.close().catch(() => undefined)
+    if (options.store === undefined) await store.close().catch(() => undefined)
+    if (options.limiter === undefined) await limiter?.close().catch(() => undefined)
+    throw error
   }
   registerProtectedResourceMetadata(app, protectedRoutes)
   registerOAuthCallback(app, credentials, logger)

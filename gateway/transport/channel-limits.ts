@@ -10,6 +10,7 @@
  */
 import { limitRefusal, sessionQuotaRefusal, toolLimitResult, type LimitOutcome, type RouteLimits } from '../edge/limits.ts'
 import type { Caller } from '../wire/caller.ts'
+import { calledTool } from '../wire/called-tool.ts'
 import { errorMessage, resultMessage, type JsonRpcRequest, type JsonRpcResponse } from '../wire/jsonrpc.ts'
 
 /** A request let through (`release` gives its session slot back once it settles), or the answer that refuses it. */
@@ -20,8 +21,11 @@ const ADMITTED: Admission = { release: undefined }
 export class ChannelLimits {
   readonly #limits: RouteLimits
   readonly #caller: Caller
+  readonly #search: boolean
 
-  constructor(limits: RouteLimits, caller: Caller) {
+  /** `search`: the route is in search mode (call_tool counts as the tool it calls). */
+  constructor(limits: RouteLimits, caller: Caller, search = false) {
+    this.#search = search
     this.#limits = limits
     this.#caller = caller
   }
@@ -29,8 +33,8 @@ export class ChannelLimits {
   /** Counts `request` of session `sessionId` (undefined for a stateless request, which holds no slot). */
   admit(request: JsonRpcRequest, sessionId: string | undefined): Admission | Promise<Admission> {
     const limits = this.#limits
-    const name = request.method === 'tools/call' ? request.params?.name : undefined
-    const outcome = limits.check(limits.needsCaller ? this.#caller : undefined, sessionId, typeof name === 'string' ? name : undefined)
+    const name = request.method === 'tools/call' ? calledTool(request.params, this.#search) : undefined
+    const outcome = limits.check(limits.needsCaller ? this.#caller : undefined, sessionId, name)
     if (outcome instanceof Promise) return outcome.then((settled) => this.#admission(request, sessionId, settled))
     return this.#admission(request, sessionId, outcome)
   }

@@ -27,6 +27,7 @@ import { limitRefusal, toolLimitResult, type LimitAnswer, type LimitOutcome } fr
 import { hasDuplicateHost, type OriginPolicy } from '../edge/origin-check.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { openCaller, type Caller } from '../wire/caller.ts'
+import { calledTool } from '../wire/called-tool.ts'
 import { EdgeError } from '../wire/errors.ts'
 import type { EarlyAccess, HotAccess } from '../edge/hot-access.ts'
 import { classify, resultMessage, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
@@ -193,8 +194,8 @@ export class HotPost {
         this.#dispatch(request, response, record, message, started, caller, undefined)
         return
       }
-      const name = message.method === 'tools/call' ? message.params?.name : undefined
-      const outcome = limits.check(undefined, record?.id, typeof name === 'string' ? name : undefined)
+      const name = message.method === 'tools/call' ? calledTool(message.params, http.endpoint.route.catalogue === 'search') : undefined
+      const outcome = limits.check(undefined, record?.id, name)
       if (outcome instanceof Promise) {
         outcome.then((settled) => this.#limited(request, response, record, message, started, caller, settled), (error: unknown) => this.#fail(response, error, message))
       } else {

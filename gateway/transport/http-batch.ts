@@ -15,6 +15,7 @@ import { limitRefusal, toolLimitResult, type LimitOutcome } from '../edge/limits
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { SessionRecord } from '../store/store.ts'
+import { calledTool } from '../wire/called-tool.ts'
 import { EdgeCode, EdgeError, type McpError, RpcCode } from '../wire/errors.ts'
 import { classify, errorMessage, idOf, resultMessage, type Incoming, type JsonRpcMessage, type JsonRpcResponse } from '../wire/jsonrpc.ts'
 import { header, type HttpRoute } from './http-route.ts'
@@ -71,7 +72,7 @@ async function serveItem(http: HttpRoute, request: FastifyRequest, record: Sessi
   const isRequest = incoming.kind === 'request'
   let outcome: LimitOutcome = false
   if (limits !== undefined) {
-    const tool = isRequest && incoming.message.method === 'tools/call' && typeof incoming.message.params?.name === 'string' ? incoming.message.params.name : undefined
+    const tool = isRequest && incoming.message.method === 'tools/call' ? calledTool(incoming.message.params, http.endpoint.route.catalogue === 'search') : undefined
     outcome = await limits.check(limits.needsCaller ? caller : undefined, isRequest ? record.id : undefined, tool)
   }
   if (typeof outcome !== 'boolean') {

@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../edge/access-hook.ts'
 import { sessionQuotaRefusal, toolLimitResult, type LimitAnswer, type LimitOutcome } from '../edge/limits.ts'
 import type { SessionRecord } from '../store/store.ts'
+import { calledTool } from '../wire/called-tool.ts'
 import { type McpError, refusalOf } from '../wire/errors.ts'
 import { classify, idOf, resultMessage, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { header, type HttpRoute } from './http-route.ts'
@@ -24,15 +25,15 @@ import { statelessPost } from './stateless-post.ts'
 function ignore(): void {}
 
 /** The tool a tools/call names, when it names one. */
-function toolOf(incoming: Incoming): string | undefined {
+function toolOf(incoming: Incoming, search: boolean): string | undefined {
   if (incoming.kind !== 'request' || incoming.message.method !== 'tools/call') return undefined
-  const name = incoming.message.params?.name
-  return typeof name === 'string' ? name : undefined
+  return calledTool(incoming.message.params, search)
 }
 
 /** Serves POST on the route's location. */
 export function registerPost(app: FastifyInstance, http: HttpRoute): void {
   const { endpoint, log, exchanges, limits } = http
+  const search = endpoint.route.catalogue === 'search'
 
   // Not an async function: a tools/call whose tool is synchronous is answered before this returns,
   // with no promise made for it. Slower paths return theirs (Fastify routes their rejections).
@@ -50,7 +51,7 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
     if (limits === undefined) return post(request, reply, incoming, sessionId, started, undefined)
     // Only requests hold a slot of their session: notifications and answers are done at once.
     const slot = incoming.kind === 'request' ? sessionId : undefined
-    const outcome = limits.check(limits.needsCaller ? callerOf(request) : undefined, slot, toolOf(incoming))
+    const outcome = limits.check(limits.needsCaller ? callerOf(request) : undefined, slot, toolOf(incoming, search))
     if (outcome instanceof Promise) return outcome.then((settled) => limited(request, reply, incoming, sessionId, started, settled))
     return limited(request, reply, incoming, sessionId, started, outcome)
   })

@@ -143,7 +143,7 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     handler: async (_request, reply) => replyError(reply, new EdgeError('MCP_EDGE_BAD_UPGRADE')),
     wsHandler: (socket, request) => {
       const caller = callerOf(request)
-      const channelLimits = routeLimits === undefined ? undefined : new ChannelLimits(routeLimits, caller)
+      const channelLimits = routeLimits === undefined ? undefined : new ChannelLimits(routeLimits, caller, endpoint.route.catalogue === 'search')
       const connection = new WebSocketConnection(socket, endpoint, limits, connectionLogger, caller, channelLimits)
       hub.connections.add(connection)
       void connection.ended.then(() => hub.connections.delete(connection))

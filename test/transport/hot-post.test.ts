@@ -175,6 +175,9 @@ t.test('protected routes: the access phase decides the same on the hot path (JWT
   const noEcho = `Bearer ${await issuer.mint(key, { sub: 'carol', scope: 'mcp' }, { audience })}`
   const echo = call(1, 'echo', { message: 'hi' })
   const list = '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+  // Tool search (catalogue: search): call_tool is decided as the tool it calls, on both paths.
+  const viaCallTool = call(3, 'call_tool', { name: 'echo', arguments: { message: 'hi' } })
+  const search = call(4, 'search_tools', { query: 'echo a message' })
   const suites: [string, object, Record<string, string>, [string, string, Record<string, string>, boolean][]][] = [
     ['JWT', jwtRoute, { authorization: alice }, [
       ['a call with a good token', echo, {}, true],
@@ -191,6 +194,16 @@ t.test('protected routes: the access phase decides the same on the hot path (JWT
       ['refused with its own status', echo, { 'x-user': 'mallory' }, true],
       ['a module that throws', echo, { 'x-boom': '1' }, true],
       ['no identity at all', list, { 'x-user': '' }, true],
+    ]],
+    ['JWT, search mode', { ...jwtRoute, catalogue: 'search' }, { authorization: alice }, [
+      ['call_tool with a good token', viaCallTool, {}, true],
+      ['call_tool without the called tool\'s scope', viaCallTool, { authorization: noEcho }, true],
+      ['search_tools', search, {}, true],
+      ['tools/list', list, {}, true],
+    ]],
+    ['access module, search mode', { ...moduleRoute, catalogue: 'search' }, { 'x-user': 'alice' }, [
+      ['call_tool allowed by the module', viaCallTool, {}, true],
+      ['call_tool of a tool the module refuses', viaCallTool, { 'x-user': 'eve' }, true],
     ]],
   ]
   for (const [name, route, owner, cases] of suites) {

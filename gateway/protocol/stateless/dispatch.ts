@@ -65,6 +65,8 @@ export interface DispatchHost extends MethodHost, StatelessHost, MethodSource {
   readonly filter: FilterPhase | undefined
   /** undefined when the route's catalogue is current here; else a promise that reads it (once, after a run-time change). */
   catalogueReady(): Promise<void> | undefined
+  /** Turns a request into the one it stands for (tool search's call_tool); undefined: as it came. */
+  readonly rewrite?: ((request: JsonRpcRequest) => JsonRpcRequest) | undefined
 }
 
 /** True when a stateless request may call `method` at all; false means HTTP 404 with -32601. */
@@ -97,6 +99,8 @@ export class StatelessDispatcher {
    * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
   handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
+    const rewrite = this.#endpoint.rewrite
+    if (rewrite !== undefined) request = rewrite(request)
     const pending = this.#endpoint.catalogueReady()
     if (pending !== undefined) {
       return pending.then(
