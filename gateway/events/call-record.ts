@@ -7,6 +7,7 @@
 import type { Span } from '@opentelemetry/api'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
+import type { Caller } from '../wire/caller.ts'
 import { errorKindOf, type RouteCalls } from './call-events.ts'
 
 /** The component a request names: a tool or prompt's name, a resource's URI. */
@@ -26,7 +27,9 @@ export class CallRecord implements RequestSink {
   readonly #component: string | undefined
   readonly #started: number
   readonly #session: string
-  readonly #principal: string | undefined
+  readonly #caller: Caller
+  /** The request as the route served it: the audit sink digests its arguments, off the request path. */
+  readonly request: JsonRpcRequest
   #done = false
   /** The upstream the call went to (a proxy route notes it). */
   upstream: string | undefined
@@ -37,14 +40,15 @@ export class CallRecord implements RequestSink {
   /** The approval's id when the approval gate decided or refused the call (never a secret). */
   approval: string | undefined
 
-  constructor(sink: RequestSink, calls: RouteCalls, request: JsonRpcRequest, session: string, principal: string | undefined, span?: Span) {
+  constructor(sink: RequestSink, calls: RouteCalls, request: JsonRpcRequest, session: string, caller: Caller, span?: Span) {
     this.#sink = sink
     this.#calls = calls
     this.#method = request.method
     this.#component = componentOf(request)
     this.#started = performance.now()
     this.#session = session
-    this.#principal = principal
+    this.#caller = caller
+    this.request = request
     this.span = span
   }
 
@@ -87,7 +91,12 @@ export class CallRecord implements RequestSink {
   }
 
   get principal(): string | undefined {
-    return this.#principal
+    return this.#caller.principal
+  }
+
+  /** Who called, for the event's issuer and client id (claims of a verified JWT; never the token). */
+  get caller(): Caller {
+    return this.#caller
   }
 }
 
@@ -96,5 +105,6 @@ export function callRecordOf(ctx: unknown): CallRecord | undefined {
   let sink = (ctx as { requestSink?: unknown } | undefined)?.requestSink
   // A route's filter phase wraps the record (phases/filter-phase.ts): the record is its inner sink.
   if (sink !== null && typeof sink === 'object' && !(sink instanceof CallRecord) && 'inner' in sink) sink = sink.inner
+  // (The rewrite phase wraps the transport's sink, inside the record: nothing to unwrap for it.)
   return sink instanceof CallRecord ? sink : undefined
 }

@@ -14,7 +14,7 @@ import type { SessionStore } from '../store/store.ts'
 import type { StdioTransports } from '../upstream/connect.ts'
 import { attachUpstreams } from '../upstream/attach.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
-import { filterPhaseOf, type PhaseModules } from '../phases/load-phases.ts'
+import { filterPhaseOf, rewritePhaseOf, type PhaseModules } from '../phases/load-phases.ts'
 import { ApprovalGate, registryLookup } from '../phases/approval-gate.ts'
 import { proxyToolLookup } from '../upstream/approval-lookup.ts'
 
@@ -24,6 +24,7 @@ import { proxyToolLookup } from '../upstream/approval-lookup.ts'
  */
 export async function buildEndpoint(route: RouteConfig, handler: Handler, store: SessionStore, logger: Logger, codec: RequestStateCodec, stdio?: StdioTransports, credentials?: CredentialContext, phases?: PhaseModules): Promise<McpEndpoint> {
   const endpoint = new McpEndpoint(route, new Registry({ pagination: route.pagination }), store, logger.child({ route: route.location }), codec)
+  endpoint.rewrite = rewritePhaseOf(route, phases, endpoint.logger)
   endpoint.filter = filterPhaseOf(route, phases, endpoint.logger)
   try {
     await handler.setup(mcp, new RouteServerImpl(endpoint))
