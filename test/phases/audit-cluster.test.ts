@@ -41,7 +41,8 @@ const gateway = await startGatewayProcess(t, {
     rewrite: { tools: { drop_table: { hidden: true } } },
     filter: { redact: true },
   }],
-}, 2)
+// Two workers loading TypeScript on a busy 2-core machine: an upper limit for their start, not a bound under test.
+}, 2, 60_000)
 
 /** One stateless (2026-07-28) request on a fresh connection: the primary deals each to its next worker. */
 function call(id: number, method: string, params: Record<string, unknown>): Promise<{ status: number; body: string }> {
