@@ -19,6 +19,7 @@ import { closeSync, openSync } from 'node:fs'
 import type { AuditConfig, LogConfig, RouteConfig } from '../config/types.ts'
 import { paramsOf, type CallEvent, type CallEvents } from '../events/call-events.ts'
 import { LineBuffer } from '../log/line-buffer.ts'
+import { EdgeError } from '../wire/errors.ts'
 
 /** The methods the audit record keeps: component use, task requests, and the rounds a call asks its client. */
 export const AUDITED_METHODS: ReadonlySet<string> = new Set([
@@ -80,7 +81,11 @@ export class AuditSink {
 
   constructor(config: AuditConfig, log: Pick<LogConfig, 'buffer' | 'flush_interval'>, routes: readonly RouteConfig[]) {
     this.#owned = 'file' in config
-    this.#fd = 'file' in config ? openSync(config.file, 'a') : config.fd
+    try {
+      this.#fd = 'file' in config ? openSync(config.file, 'a') : config.fd
+    } catch (error) {
+      throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `audit.file: cannot open ${'file' in config ? config.file : ''}: ${(error as Error).message}`)
+    }
     this.#buffer = new LineBuffer(this.#fd, log.buffer > 0 ? log.buffer : DEFAULT_BUFFER, log.flush_interval * 1000)
     this.#withArguments = new Set(routes.filter((route) => route.audit_arguments).map((route) => route.location))
   }

@@ -158,6 +158,9 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const logger = options.logger ?? createLogger(config.log)
   const { handlers, phases, problems } = await loadHandlers(config.routes, options.generation)
   if (problems.length > 0) throw new Error(problems.join('\n'))
+  // The audit record (off by default): opened before anything that would need closing if it cannot be;
+  // a subscriber of the call events once they exist.
+  const audit = config.audit === undefined ? undefined : new AuditSink(config.audit, config.log, config.routes)
   const store = options.store ?? createStore(config.store, { logger })
   if (config.store.type !== 'memory' && config.request_state.key === undefined && !process.env.MCP_EDGE_REQUEST_STATE_KEY) {
     logger.warn({ store: config.store.type }, 'request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): each process signs requestState with its own random key, so a stateless round that reaches another worker or host is refused as invalid params; give every worker the same key')
@@ -231,8 +234,6 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const websockets = await registerWebSocketSupport(app, config.routes, logger)
   const codec = codecFromConfig(config.request_state)
   const events = new CallEvents(options.generation ?? 0)
-  // The audit record: a subscriber of the call events (off by default: then nothing subscribes).
-  const audit = config.audit === undefined ? undefined : new AuditSink(config.audit, config.log, config.routes)
   audit?.attach(events)
   const endpoints = new Map<string, McpEndpoint>()
   const upstreams = (): Map<string, UpstreamStatus[]> => upstreamStatuses(endpoints)
