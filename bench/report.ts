@@ -184,6 +184,18 @@ export function evaluateTargets(results: BenchResults): Target[] {
       pass: limitRatio === undefined ? undefined : limitRatio >= goal,
     })
   }
+  // The phase chain (issue 28): a filter module with the audit record on, and the rewrite phase, each
+  // against edge-session measured in the same run.
+  for (const [name, what] of [['edge-filter-audit', 'a filter module + the audit record on'], ['edge-rewrite', 'the rewrite phase on']] as const) {
+    const row = results.scenarios.find((scenario) => scenario.name === name)
+    const phaseRatio = ratio(row?.reqPerSec, edge?.reqPerSec, row?.runsReqPerSec, edge?.runsReqPerSec)
+    targets.push({
+      what: `${what}: tools/call req/s (1 session)`,
+      target: '≥ 0.9 × the same route without them',
+      measured: phaseRatio === undefined ? 'not measured' : `${fmt(phaseRatio)} ×`,
+      pass: phaseRatio === undefined ? undefined : phaseRatio >= 0.9,
+    })
+  }
   const { costs, fanout, redisCost } = results
   const hop = results.proxyHop ?? { skipped: 'not run' }
   const hopAt = isSkipped(hop) ? '' : ` at ${fmtInt(hop.rate)} req/s`

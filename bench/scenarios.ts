@@ -5,11 +5,15 @@
  * that note, so adding it later is filling in this table.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { redisMissing } from './redis.ts'
 import type { ServerSpec } from './servers.ts'
 import { ROOT } from './servers.ts'
 import type { WrkLoad } from './wrk.ts'
+
+/** Where the edge-filter-audit row's audit record goes: a regular file, as an operator would set it. */
+const AUDIT_FILE = path.join(tmpdir(), `mcp-edge-bench-audit-${process.pid}.jsonl`)
 
 export interface Scenario {
   /** Key in the results. */
@@ -137,7 +141,7 @@ export const SCENARIOS: Scenario[] = [
     name: 'edge-filter',
     label: 'mcp-edge tools/call, 1 session, a filter module + built-in redaction',
     group: 'mcp-edge',
-    // edge-session with the filter phase on (issue 28: ≥ 0.9× edge-session); the audit sink is not built yet.
+    // edge-session with the filter phase on: a module and the built-in redaction.
     server: { kind: 'edge', route: { phases: { filter: path.join(ROOT, 'bench/handlers/pass-filter.ts') }, filter: { redact: true } } },
     sessions: 1,
     load: ECHO,
@@ -150,6 +154,27 @@ export const SCENARIOS: Scenario[] = [
     // edge-session on a route with an approval gate (docs/approval.md): what a call the gate lets
     // through unasked pays for it (a name match and a registry lookup for destructiveHint).
     server: { kind: 'edge', route: { approval: { tools: ['delete_*'], destructive: true } } },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
+    name: 'edge-filter-audit',
+    label: 'mcp-edge tools/call, 1 session, a filter module + the audit record',
+    group: 'mcp-edge',
+    // Issue 28's target: edge-session with one filter module and the audit sink on (a line per call to
+    // a regular file, written through the log's buffer) stays ≥ 0.9× edge-session.
+    server: { kind: 'edge', route: { phases: { filter: path.join(ROOT, 'bench/handlers/pass-filter.ts') } }, top: { audit: { file: AUDIT_FILE } } },
+    sessions: 1,
+    load: ECHO,
+    sdkPeer: SDK,
+  },
+  {
+    name: 'edge-rewrite',
+    label: 'mcp-edge tools/call, 1 session, the rewrite phase (the called tool redescribed)',
+    group: 'mcp-edge',
+    // edge-session on a route with `rewrite:` rules: each call is looked up in them before dispatch.
+    server: { kind: 'edge', route: { rewrite: { tools: { echo: { description: 'Echoes, redescribed' } } } } },
     sessions: 1,
     load: ECHO,
     sdkPeer: SDK,

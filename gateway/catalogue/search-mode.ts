@@ -60,7 +60,7 @@ export function attachSearch(endpoint: McpEndpoint): void {
   const search = new ToolSearch(endpoint, endpoint.route.search, list, call)
   endpoint.wrapMethod('tools/list', () => search.list)
   endpoint.wrapMethod('tools/call', () => search.call)
-  endpoint.rewrite = directCall
+  endpoint.translate = directCall
 }
 
 class ToolSearch {

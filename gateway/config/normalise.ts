@@ -18,15 +18,17 @@ export interface ValidatedDocument extends Omit<GatewayConfig, 'file' | 'routes'
   limits: GatewayConfig['limits'] & Partial<QuotasConfig>
   auth?: RawAuth
   scopes?: Partial<ScopesConfig>
-  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas' | 'phases' | 'filter' | 'approval' | 'include'> & {
+  routes: Array<Omit<RouteConfig, 'capabilities' | 'upstreams' | 'handler' | 'auth' | 'scopes' | 'limits' | 'quotas' | 'phases' | 'filter' | 'approval' | 'include' | 'rewrite' | 'audit_arguments'> & {
     include?: RouteConfig['include']
+    rewrite?: RouteConfig['rewrite']
+    audit_arguments?: boolean
     handler?: string
     upstreams?: RouteConfig['upstreams']
     capabilities: { logging: boolean; completions: boolean; prompts: ListChanged; resources: Resources; tools: ListChanged }
     auth?: RawAuth | false
     scopes?: Partial<ScopesConfig>
     limits?: Partial<QuotasConfig>
-    phases?: { filter?: string; log?: string }
+    phases?: { rewrite?: string; filter?: string; log?: string }
     filter?: { max_result_bytes?: number; redact?: boolean | string[]; stack_traces?: 'refuse' | 'pass' }
     approval?: Partial<ApprovalConfig>
   }>
@@ -66,6 +68,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
     ...(doc.upstream_identity === undefined ? {} : {
       upstream_identity: { ...doc.upstream_identity, keys: doc.upstream_identity.keys.map((key) => ({ kid: key.kid, file: path.resolve(folder, key.file) })) },
     }),
+    ...(doc.audit === undefined ? {} : { audit: 'file' in doc.audit ? { file: path.resolve(folder, doc.audit.file) } : { fd: doc.audit.fd } }),
     routes: doc.routes.map((route) => ({
       ...route,
       handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
@@ -90,11 +93,14 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       search: { ...route.search },
       include: (route.include ?? []).map((source) => ({ ...source, tools: [...source.tools] })),
       phases: {
+        ...(route.phases?.rewrite === undefined ? {} : { rewrite: path.resolve(folder, route.phases.rewrite) }),
         ...(route.phases?.filter === undefined ? {} : { filter: path.resolve(folder, route.phases.filter) }),
         ...(route.phases?.log === undefined ? {} : { log: path.resolve(folder, route.phases.log) }),
       },
       filter: filterConfig(route.filter),
       approval: approvalConfig(route.approval),
+      rewrite: route.rewrite,
+      audit_arguments: route.audit_arguments ?? false,
       auth: auth(route.auth === undefined ? doc.auth : route.auth === false ? undefined : route.auth, folder),
       scopes: scopes(route.scopes ?? doc.scopes),
       limits,

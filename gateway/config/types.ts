@@ -255,7 +255,11 @@ export interface RouteConfig extends ProxyNaming {
   /** Anything the handler wants from the config; reaches it as `server.options`. */
   options: JsonObject
   /** The route's phase modules (absolute paths); see gateway/phases/. */
-  phases: { filter?: string; log?: string }
+  phases: { rewrite?: string; filter?: string; log?: string }
+  /** The built-in rewrite phase (gateway/phases/rewrite-rules.ts); undefined: none. */
+  rewrite: RewriteConfig | undefined
+  /** The audit record of this route's calls carries their arguments, not only their digest. */
+  audit_arguments: boolean
   /** The built-in filter (gateway/phases/builtin-filter.ts); undefined: none. */
   filter: FilterConfig | undefined
   /** Human approval of destructive tools (gateway/phases/approval-gate.ts); undefined: no tool needs it. */
@@ -438,6 +442,8 @@ export interface GatewayConfig {
   upstream_identity?: UpstreamIdentityConfig
   /** Encrypts upstream tokens at rest (required for tokens in a Redis store). */
   token_encryption?: TokenEncryptionConfig
+  /** The audit sink (gateway/phases/audit-sink.ts); undefined: off. */
+  audit?: AuditConfig
   routes: RouteConfig[]
 }
 
@@ -466,6 +472,27 @@ export interface ApprovalConfig {
   /** Most characters of the arguments (JSON) shown to the user. */
   max_shown_chars: number
 }
+
+/** What the rewrite phase changes of one component (every key given replaces the component's own). */
+export interface ComponentRewrite {
+  /** Tools and prompts: the name clients call it by; resources and templates: their display name. */
+  name?: string
+  title?: string
+  description?: string
+  annotations?: Record<string, unknown>
+  hidden?: boolean
+}
+
+/** The built-in rewrite phase of a route: per component kind, per original name (URI, URI template). */
+export interface RewriteConfig {
+  tools?: Record<string, ComponentRewrite>
+  prompts?: Record<string, ComponentRewrite>
+  resources?: Record<string, ComponentRewrite>
+  resource_templates?: Record<string, ComponentRewrite>
+}
+
+/** `audit`: where the audit record goes (an absolute path, or an open file descriptor). */
+export type AuditConfig = { file: string } | { fd: number }
 
 /** The built-in filter of a route's results. */
 export interface FilterConfig {

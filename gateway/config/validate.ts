@@ -9,6 +9,7 @@ import type { FoundProblem } from './config-error.ts'
 import { fromPointer, isRecord, type DocPath } from './doc-path.ts'
 import { includeProblems } from './include-rules.ts'
 import { proxyRouteProblems } from './proxy-rules.ts'
+import { rewriteRouteProblems } from './rewrite-check.ts'
 
 /** What interpolation learned about the document's strings (see `interpolate.ts`). */
 export interface ValidateOptions {
@@ -46,7 +47,7 @@ export function validateDocument(doc: unknown, options: ValidateOptions = {}): F
   const validate = validator()
   if (!validate(doc) && options.coercible?.size && retype(doc, validate.errors ?? [], options.coercible)) validate(doc)
   const errors = (validate.errors ?? []).filter((e) => e.keyword !== 'if' && !isSkipped(e.instancePath, options.skip))
-  return [...describeErrors(errors, doc), ...duplicateLocations(doc), ...proxyRouteProblems(doc), ...includeProblems(doc), ...adminProblems(doc)]
+  return [...describeErrors(errors, doc), ...duplicateLocations(doc), ...proxyRouteProblems(doc), ...includeProblems(doc), ...rewriteRouteProblems(doc), ...adminProblems(doc)]
 }
 
 function isSkipped(pointer: string, skip: ReadonlySet<string> | undefined): boolean {

@@ -9,6 +9,7 @@
  *
  * Callback hooks, not async ones: a token seen before is checked without a promise.
  */
+import { accessDecision, refusedCall } from '../events/refused-call.ts'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { calledTool } from '../wire/called-tool.ts'
 import { EdgeError } from '../wire/errors.ts'
@@ -87,6 +88,10 @@ export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, acce
   function conclude(request: FastifyRequest, reply: FastifyReply, verdict: Caller | Refusal, id: string | number | null, done: () => void): void {
     if (isRefusal(verdict)) {
       logger.info({ principal: request.accessIdentity?.principal, status: verdict.status, reason: verdict.message, method: request.method }, 'access refused')
+      if (endpoint.calls?.subscribed === true) {
+        const { method, params } = rpcFacts(request.body)
+        refusedCall(endpoint.calls, method, params, header(request, 'mcp-session-id'), undefined, accessDecision(verdict), verdict.message)
+      }
       replyRefusal(reply, access, verdict, id)
       return
     }
@@ -96,6 +101,7 @@ export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, acce
       const refused = access.checkComponent(componentScopes, endpoint.registry, verdict, method, params)
       if (refused !== undefined) {
         logger.info({ principal: verdict.principal, status: refused.status, reason: refused.message }, 'access refused')
+        refusedCall(endpoint.calls, method, params, header(request, 'mcp-session-id'), verdict, accessDecision(refused), refused.message)
         replyRefusal(reply, access, refused, id)
         return
       }
@@ -166,4 +172,9 @@ function serveAt(app: FastifyInstance, url: string, handler: (request: FastifyRe
       .header('access-control-max-age', '600')
       .send(),
   )
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return typeof value === 'string' ? value : undefined
 }

@@ -16,7 +16,8 @@
  */
 import { createHash } from 'node:crypto'
 import { RpcCode } from '../wire/errors.ts'
-import type { JsonRpcResponse } from '../wire/jsonrpc.ts'
+import type { Caller } from '../wire/caller.ts'
+import type { JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 
 /** The latency buckets (seconds) every call histogram uses, the dashboard's quantiles too. */
@@ -61,6 +62,41 @@ export interface CallEvent {
   readonly message: string | undefined
   readonly durationMs: number
   readonly generation: number
+  /** The caller's token issuer (`iss`), when it came with a verified JWT. */
+  readonly issuer: string | undefined
+  /** The OAuth client the caller's token was issued to (`client_id`, else `azp`), when known. */
+  readonly client: string | undefined
+  /** The rule that decided a refusal or an unusual outcome ('access', 'scope', 'rate_limit', 'rewrite', 'filter', 'approval'…). */
+  readonly decision: string | undefined
+  /** The approval that let the call through, by id. */
+  readonly approval: string | undefined
+}
+
+/** Who made a call, as a CallRecord (or a refusal before dispatch) tells it. */
+export interface CallWho {
+  readonly upstream?: string | undefined
+  readonly principal?: string | undefined
+  readonly session: string
+  readonly decision?: string | undefined
+  readonly approval?: string | undefined
+  readonly caller?: Caller | undefined
+  readonly request?: JsonRpcRequest | undefined
+}
+
+/**
+ * The request params of each event, for the audit sink's argument digest: beside the event rather
+ * than on it, so no log module (user code, handed the event) ever sees an argument.
+ */
+const eventParams = new WeakMap<CallEvent, JsonObject>()
+
+/** The params of the request `event` records (undefined when it had none, or nobody kept them). */
+export function paramsOf(event: CallEvent): JsonObject | undefined {
+  return eventParams.get(event)
+}
+
+function claim(caller: Caller | undefined, name: string): string | undefined {
+  const value = caller?.token?.claims[name]
+  return typeof value === 'string' ? value : undefined
 }
 
 export type CallListener = (events: readonly CallEvent[]) => void
@@ -145,7 +181,7 @@ export class RouteCalls {
   }
 
   /** Counts one finished call; makes its event only when an error ring or a subscriber reads it. */
-  finish(method: string, name: string | undefined, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: { upstream?: string; principal?: string; session: string }): void {
+  finish(method: string, name: string | undefined, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho): void {
     const methodLabel = KNOWN_METHODS.has(method) ? method : OTHER_METHOD
     const fast = this.#fast.get(methodLabel)
     let tally = fast?.get(name ?? NO_COMPONENT)
@@ -163,20 +199,53 @@ export class RouteCalls {
     }
     count(tally, seconds, error)
     if (error === undefined && !this.#events.subscribed) return
-    this.#events.emit({
+    this.#emit(methodLabel, component, seconds, error, message, who)
+  }
+
+  /**
+   * A request refused before it reached the route's dispatch (the access phase, a rate limit or a
+   * quota): an event for the subscribers (the audit record), not a counted call. Costs nothing when
+   * nobody subscribes.
+   */
+  refused(method: string, name: string | undefined, error: ErrorKind, message: string, who: CallWho): void {
+    if (!this.#events.subscribed) return
+    const methodLabel = KNOWN_METHODS.has(method) ? method : OTHER_METHOD
+    this.#emit(methodLabel, this.label(methodLabel, name), 0, error, message, who)
+  }
+
+  /** A server→client round of a call (elicitation, sampling) for the subscribers; nothing when none. */
+  round(method: string, name: string | undefined, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho): void {
+    if (!this.#events.subscribed) return
+    this.#emit(method, name ?? NO_COMPONENT, seconds, error, message, who)
+  }
+
+  get subscribed(): boolean {
+    return this.#events.subscribed
+  }
+
+  #emit(method: string, component: string, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho): void {
+    const caller = who.caller
+    const event: CallEvent = {
       at: Date.now(),
       route: this.location,
-      method: methodLabel,
+      method,
       component,
       upstream: who.upstream,
-      principal: who.principal,
+      principal: who.principal ?? caller?.principal,
       session: who.session === '' ? '' : sessionHash(who.session),
       outcome: error === undefined ? 'ok' : 'error',
       error,
       message,
       durationMs: Math.round(seconds * 1e6) / 1e3,
       generation: this.#events.generation,
-    })
+      issuer: claim(caller, 'iss'),
+      client: claim(caller, 'client_id') ?? claim(caller, 'azp'),
+      decision: who.decision,
+      approval: who.approval,
+    }
+    const params = who.request?.params
+    if (params !== undefined && this.#events.subscribed) eventParams.set(event, params)
+    this.#events.emit(event)
   }
 
   /** Counts one request sent to an upstream (a proxied call, a list's fan-out). */

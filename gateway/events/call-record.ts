@@ -7,7 +7,8 @@
 import type { Span } from '@opentelemetry/api'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
-import { errorKindOf, type RouteCalls } from './call-events.ts'
+import type { Caller } from '../wire/caller.ts'
+import { errorKindOf, type ErrorKind, type RouteCalls } from './call-events.ts'
 
 /** The component a request names: a tool or prompt's name, a resource's URI. */
 function componentOf(request: JsonRpcRequest): string | undefined {
@@ -26,7 +27,9 @@ export class CallRecord implements RequestSink {
   readonly #component: string | undefined
   readonly #started: number
   readonly #session: string
-  readonly #principal: string | undefined
+  readonly #caller: Caller
+  /** The request as the route served it: the audit sink digests its arguments, off the request path. */
+  readonly request: JsonRpcRequest
   #done = false
   /** The upstream the call went to (a proxy route notes it). */
   upstream: string | undefined
@@ -37,14 +40,15 @@ export class CallRecord implements RequestSink {
   /** The approval's id when the approval gate decided or refused the call (never a secret). */
   approval: string | undefined
 
-  constructor(sink: RequestSink, calls: RouteCalls, request: JsonRpcRequest, session: string, principal: string | undefined, span?: Span) {
+  constructor(sink: RequestSink, calls: RouteCalls, request: JsonRpcRequest, session: string, caller: Caller, span?: Span) {
     this.#sink = sink
     this.#calls = calls
     this.#method = request.method
     this.#component = componentOf(request)
     this.#started = performance.now()
     this.#session = session
-    this.#principal = principal
+    this.#caller = caller
+    this.request = request
     this.span = span
   }
 
@@ -67,6 +71,8 @@ export class CallRecord implements RequestSink {
     this.#done = true
     const error = errorKindOf(message)
     const text = error === undefined ? undefined : 'error' in message ? message.error.message : 'isError result'
+    // A component's scope refusal (registry/component-scopes.ts) says so in its data: the rule that decided.
+    if (error !== undefined && this.decision === undefined && 'error' in message && (message.error.data as { error?: unknown } | undefined)?.error === 'insufficient_scope') this.decision = 'scope'
     this.#calls.finish(this.#method, this.#component, (performance.now() - this.#started) / 1000, error, text, this)
   }
 
@@ -75,6 +81,19 @@ export class CallRecord implements RequestSink {
     if (this.#done) return
     this.#done = true
     this.#calls.finish(this.#method, this.#component, (performance.now() - this.#started) / 1000, 'cancelled', 'cancelled', this)
+  }
+
+  /**
+   * Names a server→client round of this call (elicitation, sampling) to the call events' subscribers
+   * (the audit record): its outcome (an elicitation's action as `message`) and how long the client took.
+   */
+  round(method: string, seconds: number, error: ErrorKind | undefined, message: string | undefined): void {
+    this.#calls.round(method, this.#component, seconds, error, message, this)
+  }
+
+  /** True when someone reads this call's events (the audit record, a log module): a round is worth naming. */
+  get subscribed(): boolean {
+    return this.#calls.subscribed
   }
 
   detach(retryMs: number): boolean {
@@ -87,7 +106,12 @@ export class CallRecord implements RequestSink {
   }
 
   get principal(): string | undefined {
-    return this.#principal
+    return this.#caller.principal
+  }
+
+  /** Who called, for the event's issuer and client id (claims of a verified JWT; never the token). */
+  get caller(): Caller {
+    return this.#caller
   }
 }
 
@@ -96,5 +120,30 @@ export function callRecordOf(ctx: unknown): CallRecord | undefined {
   let sink = (ctx as { requestSink?: unknown } | undefined)?.requestSink
   // A route's filter phase wraps the record (phases/filter-phase.ts): the record is its inner sink.
   if (sink !== null && typeof sink === 'object' && !(sink instanceof CallRecord) && 'inner' in sink) sink = sink.inner
+  // (The rewrite phase wraps the transport's sink, inside the record: nothing to unwrap for it.)
   return sink instanceof CallRecord ? sink : undefined
+}
+
+/**
+ * `asked` (a server→client request of the call `ctx` serves), named as a round of that call once it
+ * settles, when someone reads the call events; `asked` itself otherwise.
+ */
+export function auditedRound<T>(ctx: unknown, method: string, asked: Promise<T>): Promise<T> {
+  const record = callRecordOf(ctx)
+  if (record === undefined || !record.subscribed) return asked
+  const started = performance.now()
+  return asked.then(
+    (answer) => {
+      const action = (answer as { action?: unknown } | undefined)?.action
+      record.round(method, (performance.now() - started) / 1000, undefined, typeof action === 'string' ? action : undefined)
+      return answer
+    },
+    (error: unknown) => {
+      const seconds = (performance.now() - started) / 1000
+      // 2026-07-28: the question leaves as an input_required result, the answer comes with the retry.
+      if (error instanceof Error && error.name === 'InputRequired') record.round(method, seconds, undefined, 'input_required')
+      else record.round(method, seconds, 'refused', error instanceof Error ? error.message : 'failed')
+      throw error
+    },
+  )
 }

@@ -13,6 +13,7 @@ import { EdgeCode } from '../wire/errors.ts'
 import { errorMessage, resultMessage, type JsonRpcMessage, type JsonRpcRequest, type JsonRpcResponse } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import type { RequestSink } from '../protocol/sink.ts'
+import { CallRecord } from '../events/call-record.ts'
 import type { BuiltinFilter } from './builtin-filter.ts'
 
 /** The results the filter sees: component calls and the lists. */
@@ -76,17 +77,18 @@ export class FilterPhase {
       return this.#failed(request, error)
     }
     if (answer instanceof Promise) {
-      return answer.then((settled) => this.#after(request, message.result, settled), (error: unknown) => this.#failed(request, error))
+      return answer.then((settled) => this.#after(request, message, settled), (error: unknown) => this.#failed(request, error))
     }
-    return this.#after(request, message.result, answer)
+    return this.#after(request, message, answer)
   }
 
-  #after(request: JsonRpcRequest, result: JsonObject, answer: FilterAnswer): JsonRpcResponse {
+  #after(request: JsonRpcRequest, message: JsonRpcResponse & { result: JsonObject }, answer: FilterAnswer): JsonRpcResponse {
     if (answer === false) return withheld(request, 'the filter module withheld it')
     if (answer !== undefined && (answer === null || typeof answer !== 'object' || Array.isArray(answer))) {
       return this.#failed(request, new TypeError(`the filter module returned ${answer === null ? 'null' : typeof answer}, not an object, false or undefined`))
     }
-    return this.#builtins(request, answer ?? result, undefined)
+    // Passed as it came: the method's own answer goes on (and the call's record sees nothing decided).
+    return answer === undefined ? this.#builtins(request, message.result, message) : this.#builtins(request, answer, undefined)
   }
 
   /** `original` is the method's own answer, sent as is when nothing changed it. */
@@ -138,8 +140,15 @@ export class FilterSink implements RequestSink {
 
   respond(message: JsonRpcResponse, httpStatus?: number, headers?: Readonly<Record<string, string>>): void {
     const filtered = this.#phase.filter(this.#request, this.#principal, message)
-    if (filtered instanceof Promise) void filtered.then((answer) => this.inner.respond(answer, httpStatus, headers))
-    else this.inner.respond(filtered, httpStatus, headers)
+    if (filtered instanceof Promise) void filtered.then((answer) => this.#pass(message, answer, httpStatus, headers))
+    else this.#pass(message, filtered, httpStatus, headers)
+  }
+
+  /** The answer on; one the filter changed (redacted, replaced, withheld) names the filter as what decided. */
+  #pass(message: JsonRpcResponse, answer: JsonRpcResponse, httpStatus: number | undefined, headers: Readonly<Record<string, string>> | undefined): void {
+    const inner = this.inner
+    if (answer !== message && inner instanceof CallRecord) inner.decision = 'filter'
+    inner.respond(answer, httpStatus, headers)
   }
 
   abandon(): void {

@@ -41,6 +41,7 @@ import { TaskService } from '../tasks/task-service.ts'
 import { CallRecord } from '../events/call-record.ts'
 import type { RouteCalls } from '../events/call-events.ts'
 import type { FilterPhase } from '../phases/filter-phase.ts'
+import type { RewriteOutcome, RewritePhase } from '../phases/rewrite-phase.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 
@@ -95,8 +96,11 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
   /**
    * Turns a request into the one it stands for before anything sees it (tool search's call_tool
    * becomes a direct tools/call: catalogue/search-mode.ts); undefined on most routes: nothing to pay.
+   * It runs before the rewrite phase, which then sees the tool the client named.
    */
-  rewrite: ((request: JsonRpcRequest) => JsonRpcRequest) | undefined
+  translate: ((request: JsonRpcRequest) => JsonRpcRequest) | undefined
+  /** The route's rewrite phase (gateway/phases/); undefined when it declares none: requests pass untouched. */
+  rewrite: RewritePhase | undefined
 
   constructor(route: RouteConfig, registry: Registry, store: SessionStore, logger: Logger, codec: RequestStateCodec) {
     this.route = route
@@ -174,17 +178,38 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
    * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
   handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
-    if (this.rewrite !== undefined) request = this.rewrite(request)
+    if (this.translate !== undefined) request = this.translate(request)
+    const rewrite = this.rewrite
+    if (rewrite === undefined || !rewrite.sees(request.method)) return this.#phases(record, request, sink, caller, headers)
+    const outcome = rewrite.apply(request, caller.principal)
+    if (outcome instanceof Promise) return outcome.then((settled) => this.#rewritten(record, settled, request, sink, caller, headers))
+    return this.#rewritten(record, outcome, request, sink, caller, headers)
+  }
+
+  /** After the rewrite phase: its refusal (counted, decided by 'rewrite'), or the translated request on through the chain. */
+  #rewritten(record: SessionRecord, outcome: RewriteOutcome, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers: TraceHeaders | undefined): Promise<void> | undefined {
+    if ('refusal' in outcome) {
+      const calls = this.calls
+      if (calls === undefined) return void sink.respond(outcome.refusal)
+      const counted = new CallRecord(sink, calls, request, record.id, caller)
+      counted.decision = 'rewrite'
+      return void counted.respond(outcome.refusal)
+    }
+    return this.#phases(record, outcome.request, this.rewrite!.wrap(sink, outcome.request, outcome.rules), caller, headers)
+  }
+
+  /** Counted (call events), filtered (the filter phase), then dispatched. */
+  #phases(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers: TraceHeaders | undefined): Promise<void> | undefined {
     const calls = this.calls
     const filter = this.filter
     if (tracing.on) {
       const facts = { sessionId: record.id, protocolVersion: record.protocolVersion, address: caller.address, headers }
       return traceDispatch(request, sink, facts, (traced, span) => {
-        const counted = calls === undefined ? traced : new CallRecord(traced, calls, request, record.id, caller.principal, span)
+        const counted = calls === undefined ? traced : new CallRecord(traced, calls, request, record.id, caller, span)
         return this.#dispatch(record, request, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
       })
     }
-    const counted = calls === undefined ? sink : new CallRecord(sink, calls, request, record.id, caller.principal)
+    const counted = calls === undefined ? sink : new CallRecord(sink, calls, request, record.id, caller)
     return this.#dispatch(record, request, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
   }
 

@@ -8,6 +8,7 @@ import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation 
 import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import { notification } from '../wire/jsonrpc.ts'
 import { askClient, createMessage, elicit, listRoots, type Ask } from './client-requests.ts'
+import { auditedRound } from '../events/call-record.ts'
 import { ContextBase } from './context-base.ts'
 import type { LiveSessions } from './live-sessions.ts'
 import type { RootsCache } from './roots-cache.ts'
@@ -72,7 +73,7 @@ export class HandlerRequestContext extends ContextBase implements RequestContext
   }
 
   elicit(message: string, schema: ElicitationSchema | UrlElicitation, options?: ClientRequestOptions): Promise<ElicitResult> {
-    return elicit(this.#record.clientCapabilities, this.#asker(), message, schema, options)
+    return auditedRound(this, 'elicitation/create', elicit(this.#record.clientCapabilities, this.#asker(), message, schema, options))
   }
 
   elicitationComplete(elicitationId: string): void {
@@ -80,7 +81,7 @@ export class HandlerRequestContext extends ContextBase implements RequestContext
   }
 
   createMessage(messages: SamplingMessage[], maxTokens: number, options?: CreateMessageOptions & ClientRequestOptions): Promise<CreateMessageResult> {
-    return createMessage(this.#record.clientCapabilities, this.#asker(), messages, maxTokens, options)
+    return auditedRound(this, 'sampling/createMessage', createMessage(this.#record.clientCapabilities, this.#asker(), messages, maxTokens, options))
   }
 
   listRoots(options?: ClientRequestOptions): Promise<Root[]> {

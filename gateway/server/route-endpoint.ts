@@ -18,7 +18,7 @@ import { EdgeError } from '../wire/errors.ts'
 import { attachSearch } from '../catalogue/search-mode.ts'
 import { attachInclude, type VirtualRoute } from '../catalogue/virtual-route.ts'
 import type { CredentialContext } from '../upstream/credentials/context.ts'
-import { filterPhaseOf, type PhaseModules } from '../phases/load-phases.ts'
+import { filterPhaseOf, rewritePhaseOf, type PhaseModules } from '../phases/load-phases.ts'
 import { ApprovalGate, registryLookup } from '../phases/approval-gate.ts'
 import { proxyToolLookup } from '../upstream/approval-lookup.ts'
 
@@ -28,6 +28,7 @@ import { proxyToolLookup } from '../upstream/approval-lookup.ts'
  */
 export async function buildEndpoint(route: RouteConfig, handler: Handler, store: SessionStore, logger: Logger, codec: RequestStateCodec, stdio?: StdioTransports, credentials?: CredentialContext, phases?: PhaseModules): Promise<McpEndpoint> {
   const endpoint = new McpEndpoint(route, new Registry({ pagination: route.pagination }), store, logger.child({ route: route.location }), codec)
+  endpoint.rewrite = rewritePhaseOf(route, phases, endpoint.logger)
   endpoint.filter = filterPhaseOf(route, phases, endpoint.logger)
   try {
     await handler.setup(mcp, new RouteServerImpl(endpoint))

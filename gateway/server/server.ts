@@ -25,6 +25,7 @@ import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { registerOAuthCallback } from './oauth-callback.ts'
 import { loadPhases, type PhaseModules } from '../phases/load-phases.ts'
 import { subscribeLogPhase } from '../phases/log-phase.ts'
+import { AuditSink } from '../phases/audit-sink.ts'
 import { idOf } from '../wire/jsonrpc.ts'
 import { codecFromConfig } from '../protocol/stateless/request-state.ts'
 import { createLimiter } from '../store/create-limiter.ts'
@@ -157,6 +158,9 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const logger = options.logger ?? createLogger(config.log)
   const { handlers, phases, problems } = await loadHandlers(config.routes, options.generation)
   if (problems.length > 0) throw new Error(problems.join('\n'))
+  // The audit record (off by default): opened before anything that would need closing if it cannot be;
+  // a subscriber of the call events once they exist.
+  const audit = config.audit === undefined ? undefined : new AuditSink(config.audit, config.log, config.routes)
   const store = options.store ?? createStore(config.store, { logger })
   if (config.store.type !== 'memory' && config.request_state.key === undefined && !process.env.MCP_EDGE_REQUEST_STATE_KEY) {
     logger.warn({ store: config.store.type }, 'request_state.key is not set (nor MCP_EDGE_REQUEST_STATE_KEY): each process signs requestState with its own random key, so a stateless round that reaches another worker or host is refused as invalid params; give every worker the same key')
@@ -230,6 +234,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   const websockets = await registerWebSocketSupport(app, config.routes, logger)
   const codec = codecFromConfig(config.request_state)
   const events = new CallEvents(options.generation ?? 0)
+  audit?.attach(events)
   const endpoints = new Map<string, McpEndpoint>()
   const upstreams = (): Map<string, UpstreamStatus[]> => upstreamStatuses(endpoints)
   const metrics = config.metrics.enabled
@@ -252,12 +257,14 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       if (error instanceof EdgeError && error.code === 'MCP_EDGE_CONFIG_INVALID') {
         for (const built of endpoints.values()) built.close()
         await app.close()
+        await audit?.close()
         if (options.store === undefined) await store.close().catch(() => undefined)
         throw error
       }
       // Release what was built so far (a Redis store holds a socket that would keep the process alive).
       for (const built of endpoints.values()) built.close()
       await app.close()
+      await audit?.close()
       if (options.store === undefined) await store.close().catch(() => undefined)
       if (options.limiter === undefined) await limiter?.close().catch(() => undefined)
       const reason = error instanceof Error ? error.message : String(error)
@@ -331,6 +338,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       for (const endpoint of endpoints.values()) endpoint.close()
       await metricsApp?.close()
       await app.close()
+      // Every request is answered now: the audit record's last lines out before the process may exit.
+      await audit?.close()
       await credentials.close().catch(() => undefined)
       if (options.store === undefined) await store.close()
       if (options.limiter === undefined) await limiter?.close()

@@ -10,6 +10,7 @@ import { MemoryStore } from '../store/memory.ts'
 import { serveStdio } from '../transport/stdio.ts'
 import { loadHandler } from './load-handler.ts'
 import { buildEndpoint } from './route-endpoint.ts'
+import { loadPhases } from '../phases/load-phases.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
 
 /** How long a stopping stdio server waits for cancelled requests before exiting anyway. */
@@ -35,7 +36,10 @@ export async function serveRouteOverStdio(config: GatewayConfig, route: RouteCon
   try {
     // Upstream tokens stay in this one process (no store to share them with); the signing keys are the config's.
     const credentials = new CredentialContext(logger, { upstream_identity: config.upstream_identity, token_encryption: config.token_encryption })
-    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state), undefined, credentials)
+    // The route's rewrite and filter modules too (its log module and the audit record read call events,
+    // which this one-session composition does not keep).
+    const phases = await loadPhases(route)
+    endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state), undefined, credentials, phases)
   } catch (error) {
     await store.close()
     throw new StdioStartError(`cannot serve ${route.location}: ${(error as Error).message}`)

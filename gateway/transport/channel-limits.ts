@@ -9,12 +9,13 @@
  *   initialize ─► the new session counted under its principal (or address) ─► over: deleted, -32000
  */
 import { limitRefusal, sessionQuotaRefusal, toolLimitResult, type LimitOutcome, type RouteLimits } from '../edge/limits.ts'
+import { limitDecision } from '../events/refused-call.ts'
 import type { Caller } from '../wire/caller.ts'
 import { calledTool } from '../wire/called-tool.ts'
 import { errorMessage, resultMessage, type JsonRpcRequest, type JsonRpcResponse } from '../wire/jsonrpc.ts'
 
 /** A request let through (`release` gives its session slot back once it settles), or the answer that refuses it. */
-export type Admission = { answer?: undefined; release: (() => void) | undefined } | { answer: JsonRpcResponse }
+export type Admission = { answer?: undefined; release: (() => void) | undefined } | { answer: JsonRpcResponse; decision: string }
 
 const ADMITTED: Admission = { release: undefined }
 
@@ -54,8 +55,8 @@ export class ChannelLimits {
   #admission(request: JsonRpcRequest, sessionId: string | undefined, outcome: LimitOutcome): Admission {
     if (outcome === false) return ADMITTED
     if (outcome === true) return { release: () => this.#limits.done(sessionId!) }
-    if (outcome.kind === 'tool') return { answer: resultMessage(request.id, toolLimitResult(outcome)) }
+    if (outcome.kind === 'tool') return { answer: resultMessage(request.id, toolLimitResult(outcome)), decision: 'rate_limit' }
     const refusal = limitRefusal(outcome)
-    return { answer: errorMessage(request.id, refusal.rpcCode, refusal.message, refusal.data) }
+    return { answer: errorMessage(request.id, refusal.rpcCode, refusal.message, refusal.data), decision: limitDecision(outcome) }
   }
 }

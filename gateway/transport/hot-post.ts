@@ -33,6 +33,7 @@ import type { EarlyAccess, HotAccess } from '../edge/hot-access.ts'
 import { classify, resultMessage, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { isSupportedVersion } from '../wire/versions.ts'
 import { failureRefusal } from './failure-refusal.ts'
+import { accessDecision, limitDecision, refusedCall } from '../events/refused-call.ts'
 import { accepts, type HttpRoute } from './http-route.ts'
 import { parseMessageText, type JsonBounds } from './json-text.ts'
 import { PostExchange } from './post-exchange.ts'
@@ -185,8 +186,11 @@ export class HotPost {
 
   /** Past the access phase (`caller`, or its refusal): the limits, then the session's endpoint (no session: stateless). */
   #admitted(request: IncomingMessage, response: ServerResponse, record: SessionRecord | undefined, message: JsonRpcRequest, caller: Caller | EdgeError): void {
-    if (caller instanceof EdgeError) return writeError(response, caller, message.id)
     const http = this.#http
+    if (caller instanceof EdgeError) {
+      refusedCall(http.endpoint.calls, message.method, message.params, record?.id, undefined, accessDecision(caller), caller.message)
+      return writeError(response, caller, message.id)
+    }
     const started = http.log.start()
     try {
       const limits = http.limits
@@ -222,6 +226,7 @@ export class HotPost {
     }
     if (outcome.kind === 'tool') return void this.#dispatch(request, response, record, message, started, caller, outcome)
     const refusal = limitRefusal(outcome)
+    refusedCall(http.endpoint.calls, message.method, message.params, record?.id, caller, limitDecision(outcome), refusal.message)
     writeError(response, refusal, message.id)
     http.log.end(started, message.method, refusal.status, undefined)
   }
@@ -240,6 +245,7 @@ export class HotPost {
     }
     const exchange = new PostExchange(response, record.id, message.method, started, http.exchanges, message.id, record.principal)
     if (toolLimit !== undefined) {
+      refusedCall(http.endpoint.calls, message.method, message.params, record.id, caller, 'rate_limit', 'over a tool\'s rate limit', true)
       exchange.respond(resultMessage(message.id, toolLimitResult(toolLimit)))
       return undefined
     }

@@ -7,9 +7,10 @@
  *            ─► way: stateless ─► stateless-post │ initialize ─► openSession (+ sessions_per_principal)
  *                    │ session ─► sessionFor ─► serveSession
  */
+import { limitDecision, refusedCall } from '../events/refused-call.ts'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { callerOf } from '../edge/access-hook.ts'
-import { sessionQuotaRefusal, toolLimitResult, type LimitAnswer, type LimitOutcome } from '../edge/limits.ts'
+import { limitRefusal, sessionQuotaRefusal, toolLimitResult, type LimitAnswer, type LimitOutcome } from '../edge/limits.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { calledTool } from '../wire/called-tool.ts'
 import { type McpError, refusalOf } from '../wire/errors.ts'
@@ -75,6 +76,7 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
       return running
     }
     if (outcome.kind === 'tool') return post(request, reply, incoming, sessionId, started, outcome)
+    if (incoming.kind === 'request') refusedCall(endpoint.calls, incoming.message.method, incoming.message.params, sessionId, callerOf(request), limitDecision(outcome), limitRefusal(outcome).message)
     http.refuse(reply, outcome, idOf(incoming.message), started, incoming.kind === 'request' ? incoming.message.method : incoming.kind)
     return undefined
   }
@@ -98,6 +100,7 @@ export function registerPost(app: FastifyInstance, http: HttpRoute): void {
   function serve(record: SessionRecord | undefined, incoming: Incoming, request: FastifyRequest, reply: FastifyReply, started: number, toolLimit?: LimitAnswer): Promise<unknown> | undefined {
     if (record === undefined) return undefined
     if (toolLimit !== undefined && incoming.kind === 'request') {
+      refusedCall(endpoint.calls, incoming.message.method, incoming.message.params, record.id, callerOf(request), 'rate_limit', 'over a tool\'s rate limit', true)
       const exchange = new PostExchange(reply, record.id, incoming.message.method, started, exchanges, incoming.message.id, record.principal)
       exchange.respond(resultMessage(incoming.message.id, toolLimitResult(toolLimit)))
       return undefined

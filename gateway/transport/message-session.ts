@@ -15,6 +15,7 @@
  * Messages are dispatched in arrival order (a notification sent after a request is seen after it),
  * but requests run concurrently: the queue waits for a request's start, never for its end.
  */
+import { refusedCall } from '../events/refused-call.ts'
 import type { Logger } from 'pino'
 import type { Caller } from '../wire/caller.ts'
 import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
@@ -209,7 +210,9 @@ export class MessageSession {
       return undefined
     }
     if (admission.answer === undefined) return admission
-    this.send(admission.answer)
+    const answer = admission.answer
+    refusedCall(this.#endpoint.calls, request.method, request.params, sessionId, this.#caller, admission.decision, 'error' in answer ? answer.error.message : 'over a tool\'s rate limit', !('error' in answer))
+    this.send(answer)
     return undefined
   }
 

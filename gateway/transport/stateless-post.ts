@@ -4,6 +4,7 @@
  * served without a session. Progress and logs stream as SSE without event ids; the client closing
  * the response is the cancellation.
  */
+import { refusedCall } from '../events/refused-call.ts'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Caller } from '../wire/caller.ts'
 import { EdgeError, McpError, refusalOf } from '../wire/errors.ts'
@@ -65,6 +66,7 @@ export function statelessPost(headers: IncomingHttpHeaders, reply: ExchangeReply
   }
   const exchange = new PostExchange(reply, undefined, message.method, options.exchanges.log.start(), options.exchanges, undefined, caller.principal)
   if (toolLimit !== undefined) {
+    refusedCall(options.endpoint.calls, message.method, message.params, undefined, caller, 'rate_limit', 'over a tool\'s rate limit', true)
     exchange.respond(resultMessage(message.id, dispatcher.complete(toolLimitResult(toolLimit))))
     return undefined
   }

@@ -156,6 +156,8 @@ export const EdgeCode = {
   MCP_EDGE_HANDLER_INVALID: { status: 500, rpc: InternalError, message: 'Invalid handler module' },
   /** A route's phase module (`phases:`) is missing, fails to load, or does not export a function. */
   MCP_EDGE_PHASE_INVALID: { status: 500, rpc: InternalError, message: 'Invalid phase module' },
+  /** A route's rewrite module threw, rejected or answered something else than rules (logged with the reference). */
+  MCP_EDGE_PHASE_FAILED: { status: 500, rpc: InternalError, message: 'The route\'s rewrite phase failed' },
   /** A task's result over `tasks.max_result_bytes`: the task fails with this instead of keeping it. */
   MCP_EDGE_TASK_RESULT_TOO_LARGE: { status: 500, rpc: InternalError, message: 'The task result is too large to keep (tasks.max_result_bytes)' },
   /** The worker running a task stopped beating for `producer_timeout`: the task fails with this. */

@@ -76,6 +76,8 @@ t.test('defaults land everywhere', async (t) => {
       phases: {},
       filter: undefined,
       approval: undefined,
+      rewrite: undefined,
+      audit_arguments: false,
       upstreams: [],
       prefix: 'auto',
       separator: '__',

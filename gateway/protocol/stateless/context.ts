@@ -6,6 +6,7 @@
  * requests into an input-required result, whatever the handler did with the throw. An answer that is
  * there is checked as a session's is (client-answers.ts): a malformed one is an InvalidClientAnswerError.
  */
+import { auditedRound } from '../../events/call-record.ts'
 import type { Caller } from '../../wire/caller.ts'
 import { EdgeError, McpError, RpcCode } from '../../wire/errors.ts'
 import type { ClientRequestOptions, RequestContext, SessionView, UrlElicitation } from '../../registry/context.ts'
@@ -95,10 +96,10 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
     const elicitation = this.#envelope.clientCapabilities.elicitation
     if ('mode' in schema && schema.mode === 'url') {
       if (elicitation?.url === undefined) throw missingCapability({ elicitation: { url: {} } })
-      const answer = await this.#answer(options?.key, 'elicitation', {
+      const answer = await auditedRound(this, 'elicitation/create', this.#answer(options?.key, 'elicitation', {
         method: 'elicitation/create',
         params: { mode: 'url', message, url: schema.url },
-      })
+      }))
       return checkElicitResult(answer, undefined)
     }
     if (elicitation === undefined || (elicitation.url !== undefined && elicitation.form === undefined)) {
@@ -106,10 +107,10 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
     }
     // Compiled before the client is asked: a schema that does not compile is the handler's mistake.
     const validate = elicitationValidator(schema as ElicitationSchema)
-    const answer = await this.#answer(options?.key, 'elicitation', {
+    const answer = await auditedRound(this, 'elicitation/create', this.#answer(options?.key, 'elicitation', {
       method: 'elicitation/create',
       params: { message, requestedSchema: schema },
-    })
+    }))
     return checkElicitResult(answer, validate)
   }
 
@@ -126,10 +127,10 @@ export class StatelessRequestContext extends ContextBase implements RequestConte
     const { timeoutMs, onProgress, key, ...rest } = options
     void timeoutMs
     void onProgress
-    return checkCreateMessageResult(await this.#answer(key, 'sampling', {
+    return checkCreateMessageResult(await auditedRound(this, 'sampling/createMessage', this.#answer(key, 'sampling', {
       method: 'sampling/createMessage',
       params: { ...rest, messages, maxTokens },
-    }))
+    })))
   }
 
   async listRoots(options?: ClientRequestOptions): Promise<Root[]> {

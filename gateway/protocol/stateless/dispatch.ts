@@ -29,6 +29,7 @@ import { paramsDigest, type RequestStateCodec } from './request-state.ts'
 import { checkListenSubscriptions } from '../session-limits.ts'
 import { traceDispatch, tracing, type TraceHeaders } from '../tracing.ts'
 import type { FilterPhase } from '../../phases/filter-phase.ts'
+import type { RewriteOutcome, RewritePhase } from '../../phases/rewrite-phase.ts'
 import { CallRecord } from '../../events/call-record.ts'
 import type { RouteCalls } from '../../events/call-events.ts'
 
@@ -63,10 +64,12 @@ export interface DispatchHost extends MethodHost, StatelessHost, MethodSource {
   readonly calls: RouteCalls | undefined
   /** The route's filter phase; undefined: results leave as the method made them. */
   readonly filter: FilterPhase | undefined
+  /** The route's rewrite phase; undefined: requests and lists pass as they are. */
+  readonly rewrite: RewritePhase | undefined
   /** undefined when the route's catalogue is current here; else a promise that reads it (once, after a run-time change). */
   catalogueReady(): Promise<void> | undefined
   /** Turns a request into the one it stands for (tool search's call_tool); undefined: as it came. */
-  readonly rewrite?: ((request: JsonRpcRequest) => JsonRpcRequest) | undefined
+  readonly translate?: ((request: JsonRpcRequest) => JsonRpcRequest) | undefined
 }
 
 /** True when a stateless request may call `method` at all; false means HTTP 404 with -32601. */
@@ -99,8 +102,8 @@ export class StatelessDispatcher {
    * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
   handle(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
-    const rewrite = this.#endpoint.rewrite
-    if (rewrite !== undefined) request = rewrite(request)
+    const translate = this.#endpoint.translate
+    if (translate !== undefined) request = translate(request)
     const pending = this.#endpoint.catalogueReady()
     if (pending !== undefined) {
       return pending.then(
@@ -111,16 +114,37 @@ export class StatelessDispatcher {
         },
       )
     }
+    const rewrite = this.#endpoint.rewrite
+    if (rewrite === undefined || !rewrite.sees(request.method)) return this.#phases(request, envelope, sink, caller, headers)
+    const outcome = rewrite.apply(request, caller.principal)
+    if (outcome instanceof Promise) return outcome.then((settled) => this.#rewritten(settled, request, envelope, sink, caller, headers))
+    return this.#rewritten(outcome, request, envelope, sink, caller, headers)
+  }
+
+  /** After the rewrite phase: its refusal (counted, decided by 'rewrite'), or the translated request on through the chain. */
+  #rewritten(outcome: RewriteOutcome, request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller, headers: TraceHeaders | undefined): Promise<void> | undefined {
+    if ('refusal' in outcome) {
+      const calls = this.#endpoint.calls
+      if (calls === undefined) return void sink.respond(outcome.refusal)
+      const counted = new CallRecord(sink, calls, request, '', caller)
+      counted.decision = 'rewrite'
+      return void counted.respond(outcome.refusal)
+    }
+    return this.#phases(outcome.request, envelope, this.#endpoint.rewrite!.wrap(sink, outcome.request, outcome.rules), caller, headers)
+  }
+
+  /** Counted (call events), filtered (the filter phase), then dispatched. */
+  #phases(request: JsonRpcRequest, envelope: Envelope, sink: StatelessSink, caller: Caller, headers: TraceHeaders | undefined): Promise<void> | undefined {
     const calls = this.#endpoint.calls
     const filter = this.#endpoint.filter
     if (tracing.on) {
       const facts = { sessionId: '', protocolVersion: envelope.protocolVersion, address: caller.address, headers }
       return traceDispatch(request, sink, facts, (traced, span) => {
-        const counted = calls === undefined ? traced : (new CallRecord(traced, calls, request, '', caller.principal, span) as unknown as StatelessSink)
+        const counted = calls === undefined ? traced : (new CallRecord(traced, calls, request, '', caller, span) as unknown as StatelessSink)
         return this.#dispatch(request, envelope, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
       })
     }
-    const counted = calls === undefined ? sink : (new CallRecord(sink, calls, request, '', caller.principal) as unknown as StatelessSink)
+    const counted = calls === undefined ? sink : (new CallRecord(sink, calls, request, '', caller) as unknown as StatelessSink)
     return this.#dispatch(request, envelope, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
   }
 
