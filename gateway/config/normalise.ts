@@ -74,6 +74,8 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       handler: route.handler === undefined ? undefined : path.resolve(folder, route.handler),
       upstreams: (route.upstreams ?? []).map((upstream) => ({
         ...upstream,
+        // An sse upstream is an HTTP upstream to everything that asks for its URL (auth, tls, health).
+        ...(upstream.sse === undefined ? {} : { url: upstream.sse }),
         headers: { ...upstream.headers },
         ...(upstream.command === undefined ? {} : { cwd: path.resolve(folder, upstream.cwd ?? '.') }),
         ...(upstream.auth === undefined ? {} : { auth: upstreamAuth(upstream.auth, folder) }),

@@ -4,7 +4,7 @@
  */
 import type { Icon, JsonObject } from '../wire/mcp-types.ts'
 
-export type TransportName = 'streamable_http' | 'websocket'
+export type TransportName = 'streamable_http' | 'websocket' | 'sse'
 
 export interface CapabilitiesConfig {
   logging: boolean
@@ -64,8 +64,12 @@ export interface OAuthConfig {
 export interface UpstreamConfig {
   /** `[a-z0-9-]{1,24}`: the prefix of its component names and its label in logs. */
   name: string
-  /** Streamable HTTP (`http(s)://`) or WebSocket (`ws(s)://`); absent for a stdio upstream. */
+  /** Streamable HTTP (`http(s)://`) or WebSocket (`ws(s)://`); absent for a stdio upstream. An `sse` upstream's URL is here too once loaded. */
   url?: string
+  /** The HTTP+SSE transport of 2024-11-05: the GET stream's URL (`http(s)://`); docs/legacy-sse.md. */
+  sse?: string
+  /** `sse` upstreams: requests of one upstream session awaiting their answer on the stream (1024 when absent). */
+  max_pending?: number
   /** Sent on every upstream request: the upstream's own credentials (the client's are never forwarded). */
   headers: Record<string, string>
   /** One upstream request; undefined means the route's read_timeout. */
@@ -351,6 +355,9 @@ export interface LimitsConfig {
   /** Most `subscriptions/listen` streams one client (principal, else address) holds open per route and worker, and the route in all. */
   listen_streams_per_client: number
   listen_streams: number
+  /** Most 2024-11-05 HTTP+SSE streams (`transports: [sse]`) one client (principal, else address) holds open per route and worker, and the route in all. */
+  legacy_sse_streams_per_client: number
+  legacy_sse_streams: number
   /** Most messages in one JSON-RPC batch (2025-03-26 sessions). */
   batch_size: number
   /** Most sessions whose roots one worker keeps per route (0: no cache). */

@@ -1,7 +1,8 @@
 /**
  * The wire to one upstream, chosen by its config: `http(s)://` Streamable HTTP, `ws(s)://` WebSocket
- * (subprotocol mcp), or `command` (stdio), whose transports come from the stdio pool through
- * `StdioTransports`: per key, a Transport that behaves like a dedicated connection to the server.
+ * (subprotocol mcp), `sse` the HTTP+SSE transport of 2024-11-05 (legacy-sse.ts), or `command` (stdio),
+ * whose transports come from the stdio pool through `StdioTransports`: per key, a Transport that
+ * behaves like a dedicated connection to the server.
  *
  * Only the upstream's own credentials travel upstream (its `headers`, or what its `auth:` provider
  * answers per exchange; its `tls` client certificate): the downstream client's Authorization and other
@@ -14,6 +15,7 @@ import { keepAliveAgents, type HttpAgents } from '../client/http-exchange.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
 import type { Transport } from '../client/transport.ts'
 import { WebSocketTransport } from '../client/websocket.ts'
+import { legacySseTransport } from './legacy-sse.ts'
 import { agentFetch, connectionAgent, type TlsOptions } from '../client/connection-options.ts'
 import { readFileSync } from 'node:fs'
 import type { CredentialHeaders } from './credentials/provider.ts'
@@ -79,6 +81,7 @@ export function connect(upstream: UpstreamConfig, key: StdioKey, stdio: StdioTra
   const headers = credentials?.headers ?? upstream.headers
   const authorize = credentials?.authorize
   const tls = upstreamTls(upstream)
+  if (upstream.sse !== undefined) return legacySseTransport(upstream, tls, timeoutMs, { headers, authorize })
   if (url.protocol === 'ws:' || url.protocol === 'wss:') {
     return new WebSocketTransport({
       url,

@@ -151,7 +151,8 @@ export class ProxyRoute implements LinkHost {
     for (const upstream of this.route.upstreams) {
       if (upstream.openapi !== undefined) this.#openapi.set(upstream.name, new OpenApiUpstream(upstream, this.credentials(upstream)))
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
-      if (upstream.url !== undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream, this.credentials(upstream)))
+      // A 2024-11-05 (sse) upstream has no 2026-07-28 era to discover.
+      if (upstream.url !== undefined && upstream.sse === undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream, this.credentials(upstream)))
       const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
       health.onAvailability(() => this.#availabilityChanged())
@@ -453,7 +454,7 @@ export class ProxyRoute implements LinkHost {
     return this.route.upstreams.map((upstream) => {
       const health = this.health.get(upstream.name)!
       const pool = pools.get(upstream.name)
-      const transport = upstream.openapi !== undefined ? 'openapi' : upstream.url === undefined ? 'stdio' : /^wss?:/.test(upstream.url) ? 'websocket' : 'http'
+      const transport = upstream.openapi !== undefined ? 'openapi' : upstream.url === undefined ? 'stdio' : upstream.sse !== undefined ? 'sse' : /^wss?:/.test(upstream.url) ? 'websocket' : 'http'
       const status: UpstreamStatus = { name: upstream.name, transport, ...health.report(), reconnects: health.recoveries }
       if (transport === 'stdio') Object.assign(status, { children: pool?.children.length ?? 0, restarts: pool?.restarts ?? 0 })
       return status
@@ -525,7 +526,7 @@ export class ProxyRoute implements LinkHost {
 /** One upstream as this worker sees it (`children`, `restarts`: stdio upstreams only). */
 export interface UpstreamStatus extends HealthReport {
   name: string
-  transport: 'http' | 'websocket' | 'stdio' | 'openapi'
+  transport: 'http' | 'websocket' | 'sse' | 'stdio' | 'openapi'
   reconnects: number
   children?: number
   restarts?: number
