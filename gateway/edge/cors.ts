@@ -47,7 +47,7 @@ export function addCorsHeaders(raw: ServerResponse, origin: string, method: stri
 }
 
 /** The preflight answer (or, without an Origin, a plain OPTIONS answer naming the methods). */
-function preflight(request: FastifyRequest, reply: FastifyReply): void {
+export function preflight(request: FastifyRequest, reply: FastifyReply): void {
   reply.header('allow', ALLOW_METHODS)
   if (request.headers.origin !== undefined) {
     reply.header('access-control-allow-methods', ALLOW_METHODS)

@@ -167,8 +167,13 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
    * when the route is full. At a full route, `reclaimable` names sessions of the heaviest client
    * (least recently used first) of which the first idle one ends to make room (docs/limits-and-errors.md).
    */
-  initialize(request: JsonRpcRequest, principal?: string, reclaimable?: () => string[] | Promise<string[]>): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
-    return this.#lifecycle.initialize(request, principal, reclaimable === undefined ? undefined : async () => this.#fairShare.reclaim(await reclaimable()))
+  initialize(request: JsonRpcRequest, principal?: string, reclaimable?: () => string[] | Promise<string[]>, reserved?: SessionRecord): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
+    return this.#lifecycle.initialize(request, principal, reclaimable === undefined ? undefined : async () => this.#fairShare.reclaim(await reclaimable()), reserved)
+  }
+
+  /** A session whose initialize comes later (session-lifecycle.ts `reserve`; the 2024-11-05 HTTP+SSE transport). */
+  reserveSession(principal: string | undefined, reclaimable?: () => string[] | Promise<string[]>): Promise<SessionRecord> {
+    return this.#lifecycle.reserve(principal, reclaimable === undefined ? undefined : async () => this.#fairShare.reclaim(await reclaimable()))
   }
 
   /**

@@ -75,6 +75,16 @@ export class Notifier {
     )
   }
 
+  /**
+   * Sends a message on the session's outlet wherever it is held, never logged: the outlet is a
+   * 2024-11-05 HTTP+SSE stream, which cannot be resumed. Dropped when no worker holds one.
+   */
+  toOutlet(sessionId: string, message: JsonRpcMessage): void {
+    const outlet = this.#live.get(sessionId)?.outlet
+    if (outlet !== undefined) outlet.send(message)
+    else this.#publish({ type: 'notify', session: sessionId, message })
+  }
+
   /** Sends a message to every open standalone stream of the route, on every worker. */
   notifyRoute(message: JsonRpcMessage, minimumLevel?: LogLevel): void {
     void this.#deliverToRoute(message, minimumLevel)

@@ -15,6 +15,9 @@ import { checkInitializeSizes } from './session-limits.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 
+/** The protocol version of a reserved session (`reserve`): no client has initialized it yet. */
+export const RESERVED = ''
+
 export class SessionLifecycle {
   readonly #route: RouteConfig
   readonly #store: SessionStore
@@ -35,7 +38,7 @@ export class SessionLifecycle {
    * Creates a session for an initialize request; throws McpError when params are invalid, EdgeError
    * when the route is full and `reclaim` (the fair share: it ends another client's idle session) frees no place.
    */
-  async initialize(request: JsonRpcRequest, principal?: string, reclaim?: () => Promise<boolean>): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
+  async initialize(request: JsonRpcRequest, principal?: string, reclaim?: () => Promise<boolean>, reserved?: SessionRecord): Promise<{ record: SessionRecord; response: JsonRpcResponse }> {
     const params = request.params ?? EMPTY_PARAMS
     if (typeof params.protocolVersion !== 'string') {
       throw new McpError(RpcCode.InvalidParams, 'initialize needs params.protocolVersion (a string)')
@@ -45,12 +48,11 @@ export class SessionLifecycle {
     }
     const route = this.#route
     checkInitializeSizes(params, route.limits)
-    if ((await this.#store.count(route.location)) >= route.max_sessions && !(reclaim !== undefined && (await reclaim()))) {
-      throw new EdgeError('MCP_EDGE_TOO_MANY_SESSIONS', `Too many sessions on ${route.location} (max_sessions ${route.max_sessions}); retry later`)
-    }
+    // A reserved session already holds its place under max_sessions.
+    if (reserved === undefined) await this.#admit(reclaim)
     const protocolVersion = negotiateVersion(params.protocolVersion)
     const record: SessionRecord = {
-      id: randomUUID(),
+      id: reserved?.id ?? randomUUID(),
       route: route.location,
       protocolVersion,
       clientInfo: params.clientInfo as SessionRecord['clientInfo'],
@@ -62,8 +64,44 @@ export class SessionLifecycle {
       subscriptions: [],
       hidden: [],
     }
+    // The reservation becomes the session: the store has no change that rewrites a record's client
+    // facts, so the record is replaced under the same id. Two initializes of one stream racing each
+    // other both pass (the later wins); both come from the stream's own principal.
+    if (reserved !== undefined && !(await this.#store.delete(reserved.id))) throw new EdgeError('MCP_EDGE_SESSION_NOT_FOUND')
     await this.#store.create(record, this.#idleTtlMs)
     return { record, response: resultMessage(request.id, { protocolVersion, ...this.#initializeResult }) }
+  }
+
+  /**
+   * Holds a place under max_sessions for a session whose initialize comes later on another
+   * connection (the 2024-11-05 HTTP+SSE transport: the stream names the session before the client
+   * says who it is). The record's `protocolVersion` is RESERVED until `initialize(…, reserved)`.
+   */
+  async reserve(principal: string | undefined, reclaim?: () => Promise<boolean>): Promise<SessionRecord> {
+    await this.#admit(reclaim)
+    const record: SessionRecord = {
+      id: randomUUID(),
+      route: this.#route.location,
+      protocolVersion: RESERVED,
+      clientInfo: undefined,
+      clientCapabilities: {},
+      principal,
+      createdAt: Date.now(),
+      initialized: false,
+      logLevel: undefined,
+      subscriptions: [],
+      hidden: [],
+    }
+    await this.#store.create(record, this.#idleTtlMs)
+    return record
+  }
+
+  /** Refuses a new session when the route holds max_sessions and `reclaim` frees no place. */
+  async #admit(reclaim: (() => Promise<boolean>) | undefined): Promise<void> {
+    const route = this.#route
+    if ((await this.#store.count(route.location)) >= route.max_sessions && !(reclaim !== undefined && (await reclaim()))) {
+      throw new EdgeError('MCP_EDGE_TOO_MANY_SESSIONS', `Too many sessions on ${route.location} (max_sessions ${route.max_sessions}); retry later`)
+    }
   }
 
   /** Ends a session everywhere; false when it was unknown. */

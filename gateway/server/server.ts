@@ -41,6 +41,7 @@ import { replyError } from '../transport/reply-error.ts'
 import { failureRefusal } from '../transport/failure-refusal.ts'
 import { HotPost, HotPosts, replayedBody } from '../transport/hot-post.ts'
 import { registerStreamableHttp } from '../transport/streamable-http.ts'
+import { registerLegacySse } from '../transport/legacy-sse.ts'
 import { registerWebSocket, registerWebSocketSupport } from '../transport/websocket.ts'
 import { buildMetricsApp, registerMetricsRoute } from '../edge/metrics-endpoint.ts'
 import { decorateCaller, registerAccess, registerProtectedResourceMetadata } from '../edge/access-hook.ts'
@@ -293,6 +294,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       // After the Host/Origin hook: a forbidden origin is refused before any credential is looked at.
       if (access !== undefined) registerAccess(scope, endpoint, access)
       if (websockets !== undefined && route.transports.includes('websocket')) registerWebSocket(scope, endpoint, websockets, limits)
+      if (route.transports.includes('sse')) registerLegacySse(scope, endpoint, route.transports.includes('streamable_http'), metrics?.route(route.location), limits)
     })
   }
   try {

@@ -63,6 +63,10 @@ export const EdgeCode = {
   /** A JSON-RPC batch from a session that did not negotiate 2025-03-26 (the one revision with batches), or over `limits.batch_size`. */
   MCP_EDGE_BATCH_REFUSED: { status: 400, rpc: InvalidRequest, message: 'JSON-RPC batches are only for sessions that negotiated 2025-03-26; send one message per POST' },
   MCP_EDGE_BAD_UPGRADE: { status: 400, rpc: InvalidRequest, message: 'Bad Request: expected a WebSocket upgrade' },
+  /** A message on a 2024-11-05 HTTP+SSE session before its initialize, or a second initialize. */
+  MCP_EDGE_LEGACY_NOT_INITIALIZED: { status: 400, rpc: InvalidRequest, message: 'Bad Request: the first message of an HTTP+SSE session is initialize, and only the first' },
+  /** A POST to a 2024-11-05 HTTP+SSE route without `?sessionId=` (the endpoint event gives the URL to POST to). */
+  MCP_EDGE_LEGACY_SESSION_REQUIRED: { status: 400, rpc: ServerError, message: 'Bad Request: POST to the URL the stream\'s endpoint event named (it carries ?sessionId=)' },
   MCP_EDGE_SESSION_REQUIRED: { status: 400, rpc: ServerError, message: 'Bad Request: Mcp-Session-Id header is required (initialize first)' },
   MCP_EDGE_BAD_PROTOCOL_VERSION: { status: 400, rpc: ServerError, message: 'Bad Request: unsupported MCP-Protocol-Version' },
   MCP_EDGE_BAD_EVENT_ID: { status: 400, rpc: InvalidParams, message: 'Malformed Last-Event-ID' },
@@ -142,6 +146,8 @@ export const EdgeCode = {
   MCP_EDGE_TOO_MANY_CONCURRENT_REQUESTS: { status: 429, rpc: ServerError, message: 'Too Many Requests: too many requests in flight on this session (limits.concurrent_requests_per_session)' },
   /** A `subscriptions/listen` stream over `limits.listen_streams_per_client` (per worker). */
   MCP_EDGE_TOO_MANY_LISTEN_STREAMS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client holds too many subscriptions/listen streams (limits.listen_streams_per_client)', headers: { 'retry-after': '5' } },
+  /** A 2024-11-05 HTTP+SSE stream over `limits.legacy_sse_streams_per_client` (per worker). */
+  MCP_EDGE_TOO_MANY_LEGACY_STREAMS: { status: 429, rpc: ServerError, message: 'Too Many Requests: this client holds too many HTTP+SSE streams (limits.legacy_sse_streams_per_client); close one first', headers: { 'retry-after': '5' } },
   /** A new task over `tasks.max_per_owner` (tasks kept until their TTL count). */
   MCP_EDGE_TOO_MANY_TASKS: { status: 429, rpc: ServerError, message: 'Too many tasks for this client (tasks.max_per_owner); wait for one to expire' },
   /** More try-it calls at once than the admin listener runs (TRY_IT_CONCURRENCY). */
@@ -175,6 +181,8 @@ export const EdgeCode = {
   MCP_EDGE_SESSION_DATA_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the sessions hold as much data as the gateway keeps (store.session_bytes_total); retry later', headers: { 'retry-after': '10' } },
   /** The process holds `connections.max_total` connections (by default 80 % of its open-file limit). */
   MCP_EDGE_CONNECTIONS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: the gateway holds as many connections as it may (connections.max_total); retry later', headers: { 'retry-after': '5' } },
+  /** A 2024-11-05 HTTP+SSE stream over the route's `limits.legacy_sse_streams` (per worker). */
+  MCP_EDGE_LEGACY_STREAMS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: this route holds too many HTTP+SSE streams (limits.legacy_sse_streams); retry later', headers: { 'retry-after': '5' } },
   /** A `subscriptions/listen` stream over the route's `limits.listen_streams` (per worker). */
   MCP_EDGE_LISTEN_STREAMS_FULL: { status: 503, rpc: ServerError, message: 'Service Unavailable: this route holds too many subscriptions/listen streams (limits.listen_streams); retry later', headers: { 'retry-after': '5' } },
   /** A stateless client's call would wait for its retry, but `upstreams[].max_parked` calls wait on this worker already. */
