@@ -11,7 +11,6 @@ import { fetchExchange, keepAliveAgents, nodeExchange, type HttpAgents } from '.
 import type { HttpExchange } from '../client/http-answer.ts'
 import { LegacySseTransport } from '../client/legacy-sse.ts'
 import type { Transport } from '../client/transport.ts'
-import type { TransportCredentials } from './connect.ts'
 
 /** Largest event from the upstream when `max_message_size` is not set (as for the other HTTP upstreams). */
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -23,8 +22,14 @@ export const DEFAULT_MAX_PENDING = 1024
 let agents: HttpAgents | undefined
 const exchanges = new WeakMap<UpstreamConfig, HttpExchange>()
 
+/** How the transport authenticates (connect.ts `TransportCredentials`). */
+interface Credentials {
+  readonly headers: Readonly<Record<string, string>>
+  readonly authorize?: () => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>
+}
+
 /** A transport to `upstream`'s stream; `timeoutMs` is the upstream's request timeout. */
-export function legacySseTransport(upstream: UpstreamConfig, tls: TlsOptions | undefined, timeoutMs: number, credentials: TransportCredentials): Transport {
+export function legacySseTransport(upstream: UpstreamConfig, tls: TlsOptions | undefined, timeoutMs: number, credentials: Credentials): Transport {
   const url = new URL(upstream.sse!)
   return new LegacySseTransport({
     url,

@@ -97,8 +97,8 @@ t.test('unset env var without default names the variable and its line', async (t
 })
 
 t.test('bad enum in transports points at the item', async (t) => {
-  const { problems } = await problemsOf(t, route('    transports: [streamable_http, sse]\n'))
-  t.match(problems, [{ line: 5, column: 35, path: 'routes[0].transports[1]', message: 'must be one of "streamable_http", "websocket" (found string "sse")' }])
+  const { problems } = await problemsOf(t, route('    transports: [streamable_http, stdio]\n'))
+  t.match(problems, [{ line: 5, column: 35, path: 'routes[0].transports[1]', message: 'must be one of "streamable_http", "websocket", "sse" (found string "stdio")' }])
 })
 
 t.test('duplicate and empty transports', async (t) => {

@@ -22,7 +22,7 @@ const minimalRoute = { location: '/mcp', handler: 'echo.ts', server: { name: 'ec
 t.test('defaults land everywhere', async (t) => {
   const file = writeConfig(t, 'routes:\n  - location: /mcp\n    handler: ./echo.ts\n    server: { name: echo, version: 1.0.0 }\n')
   const config = await loadConfig(file, {})
-  const limits = { json_depth: 128, json_values: 100000, listen_streams_per_client: 16, listen_streams: 1024, client_capabilities: 16384, client_info: 4096, subscriptions: 256, uri_length: 2048, hidden_components: 1024, batch_size: 32, roots_cache: 1024, session_state: 65536, session_catalogue: 65536 }
+  const limits = { json_depth: 128, json_values: 100000, listen_streams_per_client: 16, listen_streams: 1024, legacy_sse_streams_per_client: 16, legacy_sse_streams: 1024, client_capabilities: 16384, client_info: 4096, subscriptions: 256, uri_length: 2048, hidden_components: 1024, batch_size: 32, roots_cache: 1024, session_state: 65536, session_catalogue: 65536 }
   t.same(config, {
     file,
     listen: { host: '127.0.0.1', port: 8080 },
