@@ -2,7 +2,7 @@
  * An upstream of the 2024-11-05 HTTP+SSE transport (`{name, sse: URL}`) in front of the official SDK
  * 1.x `SSEServerTransport` on a node:http server, reached by the official SDK client over Streamable
  * HTTP: tools listed and called, progress and logging forwarded, the upstream's sampling request
- * answered by the downstream client, a dropped stream replaced by a new upstream session. Then hostile
+ * answered by the downstream client, a cancellation reaching the server's handler, a dropped stream replaced by a new upstream session. Then hostile
  * upstreams: an endpoint event naming another origin, an event over `max_message_size`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -41,7 +41,7 @@ t.test('in front of the SDK SSEServerTransport: lists, calls, progress, logging,
   const { client, logs } = await sdkClient(t, `${gateway.url}/p`)
 
   const tools = (await client.listTools()).tools.map((tool) => tool.name).sort()
-  t.same(tools, ['count', 'echo', 'sample', 'session'], 'the upstream\'s tools (one upstream: no prefix)')
+  t.same(tools, ['count', 'echo', 'sample', 'session', 'wait'], 'the upstream\'s tools (one upstream: no prefix)')
   t.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'hi' } })), 'Echo: hi', 'a call reaches the old server and its answer comes back')
 
   const progress: number[] = []
@@ -53,6 +53,15 @@ t.test('in front of the SDK SSEServerTransport: lists, calls, progress, logging,
 
   t.equal(text(await client.callTool({ name: 'sample', arguments: { prompt: 'ping' } })), 'model test-model said: echo ping',
     'the upstream\'s sampling request went to the client over the gateway, and its answer back up')
+
+  // The client gives up: notifications/cancelled goes up as a POST, and the server's handler sees its signal fire.
+  const controller = new AbortController()
+  const waiting = client.callTool({ name: 'wait' }, undefined, { signal: controller.signal })
+  await eventually(() => upstream.observed.started === 1)
+  controller.abort('enough')
+  await t.rejects(waiting, 'the client gave up')
+  await eventually(() => upstream.observed.aborted === 1)
+  t.pass('the upstream saw the cancellation')
 
   // The client's session maps to one upstream session (the probe holds another of its own).
   const first = text(await client.callTool({ name: 'session' }))
