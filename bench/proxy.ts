@@ -18,6 +18,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { McpClient, StreamableHttpTransport } from '../gateway/client/index.ts'
+import { keepAliveAgents, nodeExchange } from '../gateway/client/http-exchange.ts'
+import { LegacySseTransport } from '../gateway/client/legacy-sse.ts'
 import { freePort } from '../test/fixtures/waiting.ts'
 import { pinned, pinSelfToLoadCore, SERVER_CORES } from './cpu.ts'
 
@@ -47,9 +49,13 @@ async function gateway(routes: object[], root = ROOT): Promise<{ url: string; ch
   throw new Error('a gateway did not start')
 }
 
-async function drive(name: string, url: string, pid: number): Promise<Row> {
+/** The runner's connections for HTTP+SSE (2024-11-05) clients. */
+const legacyExchange = nodeExchange(keepAliveAgents())
+
+/** `legacy`: the clients speak HTTP+SSE (2024-11-05), `url` being their stream's. */
+async function drive(name: string, url: string, pid: number, legacy = false): Promise<Row> {
   const clients = await Promise.all(Array.from({ length: sessions }, async () => {
-    const client = new McpClient(new StreamableHttpTransport({ url, standaloneStream: false }))
+    const client = new McpClient(legacy ? new LegacySseTransport({ url, exchange: legacyExchange }) : new StreamableHttpTransport({ url, standaloneStream: false }))
     await client.initialize()
     return client
   }))
@@ -96,12 +102,17 @@ async function initializeCount(url: string): Promise<number> {
 const median = (values: number[]): number => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!
 
 pinSelfToLoadCore()
-const upstream = await gateway([{ location: '/mcp', handler, server: { name: 'upstream', version: '1' } }])
+const upstream = await gateway([{ location: '/mcp', handler, server: { name: 'upstream', version: '1' }, transports: ['streamable_http', 'sse'] }])
 const proxyRoutes = [
   { location: '/local', handler, server: { name: 'local', version: '1' } },
   { location: '/proxy', server: { name: 'proxy', version: '1' }, upstreams: [{ name: 'up', url: `${upstream.url}/mcp`, health_interval: 3600 }], prefix: 'never' },
 ]
-const edge = await gateway(proxyRoutes)
+// The HTTP+SSE (2024-11-05) rows: an upstream of that transport (the upstream serves it too), and clients of it.
+const legacyRoutes = [
+  { location: '/local-sse', handler, server: { name: 'local-sse', version: '1' }, transports: ['sse'] },
+  { location: '/proxy-sse', server: { name: 'proxy-sse', version: '1' }, upstreams: [{ name: 'up', sse: `${upstream.url}/mcp/sse`, health_interval: 3600 }], prefix: 'never' },
+]
+const edge = await gateway([...proxyRoutes, ...legacyRoutes])
 // BENCH_PROXY_BASELINE=<another checkout> runs its gateway too, row beside row in every round: before/after on one busy machine.
 const baselineRoot = process.env.BENCH_PROXY_BASELINE
 const baseline = baselineRoot === undefined ? undefined : await gateway(proxyRoutes, baselineRoot)
@@ -131,6 +142,10 @@ try {
   }
   // Every proxied session initialized its upstream session once; the probes are not counted (their ping comes first).
   const extraInitializes = (await initializeCount(upstream.url)) - before - proxiedSessions
+  table.push(
+    await drive('local tools/call from HTTP+SSE (2024-11-05) clients (POST 202, answer on the stream)', `${edge.url}/local-sse/sse`, edge.child.pid!, true),
+    await drive('tools/call through a proxy route to an HTTP+SSE (2024-11-05) upstream', `${edge.url}/proxy-sse`, edge.child.pid!),
+  )
   console.log(`| Row | calls/s | p50 ms | p99 ms | gateway CPU µs/call | errors |\n|---|---|---|---|---|---|`)
   for (const row of table) console.log(`| ${row.name} | ${row.callsPerS.toFixed(0)} | ${row.p50Ms.toFixed(2)} | ${row.p99Ms.toFixed(2)} | ${row.cpuUsPerCall.toFixed(0)} | ${row.errors} |`)
   console.log(`\n${sessions} sessions, one call in flight each, ${durationS} s per row, ${rounds} round(s)`)

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import t, { type Test } from 'tap'
-import { gatewayWith } from '../client/harness.ts'
+import { e2eFixture, gatewayWith } from '../client/harness.ts'
 import { eventually } from '../fixtures/waiting.ts'
 import { legacySseServer, rawSseServer } from './fixtures/legacy-sse-server.ts'
 
@@ -106,4 +106,14 @@ t.test('hostile upstreams: a cross-origin endpoint gets no POST, an oversize eve
   }, 10_000)
   t.pass('both upstreams are down on /readyz')
   t.ok(oversize.posts.length >= 1, 'the oversize upstream got the initialize (its stream broke after)')
+})
+
+t.test('mcp-edge on both sides: a proxy route whose sse upstream is another route served over HTTP+SSE', async (t) => {
+  const old = await gatewayWith(t, [{ location: '/old', handler: e2eFixture('live'), server: { name: 'old', version: '1.0.0' }, transports: ['sse'] }])
+  const gateway = await gatewayWith(t, [{ location: '/p', server: { name: 'proxy', version: '1.0.0' }, upstreams: [{ name: 'old', sse: `${old.url}/old/sse` }] }])
+  const { client } = await sdkClient(t, `${gateway.url}/p`)
+  const progress: number[] = []
+  t.equal(text(await client.callTool({ name: 'slow', arguments: { steps: 2 } }, undefined, { onprogress: (p) => void progress.push(p.progress) })), 'done after 2 steps')
+  t.ok(progress.includes(1), 'progress crossed both hops')
+  t.equal(text(await client.callTool({ name: 'sample', arguments: { prompt: 'both' } })), 'model test-model said: echo both', 'sampling asked over both hops and answered back')
 })
