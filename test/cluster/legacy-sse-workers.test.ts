@@ -14,11 +14,12 @@ import { eventually } from '../fixtures/waiting.ts'
 import { liveRoute, startGatewayProcess } from './gateway-process.ts'
 import { roundRobin } from './round-robin.ts'
 
-// A primary and two workers start slowly (each compiles its TypeScript): more than tap's 30 s.
+// A primary and two workers start slowly (each compiles its TypeScript): more than tap's 30 s, and on a
+// loaded machine more than the start helper's default 30 s (seen at 45 s beside three other test files).
 t.setTimeout(180_000)
 
 const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content[0]!.text)
-const gateway = await startGatewayProcess(t, { workers: 2, body_limit: 65_536, routes: [{ ...liveRoute, transports: ['streamable_http', 'sse'] }] }, 2)
+const gateway = await startGatewayProcess(t, { workers: 2, body_limit: 65_536, routes: [{ ...liveRoute, transports: ['streamable_http', 'sse'] }] }, 2, 90_000)
 
 async function connect(t: Test, url: string): Promise<{ client: Client; transport: SSEClientTransport; logs: string[] }> {
   const logs: string[] = []
