@@ -82,7 +82,7 @@ export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, acce
   const logger = endpoint.logger
 
   function facts(request: FastifyRequest, method: string | undefined, tool: string | undefined): RequestFacts {
-    return { httpMethod: request.method, method, tool, headers: request.headers, address: request.ip, transport: request.ws ? 'websocket' : 'streamable_http' }
+    return { httpMethod: request.method, method, tool, headers: request.headers, address: request.ip, transport: request.ws ? 'websocket' : (request.routeOptions.config as { transport?: 'sse' } | undefined)?.transport ?? 'streamable_http' }
   }
 
   function conclude(request: FastifyRequest, reply: FastifyReply, verdict: Caller | Refusal, id: string | number | null, done: () => void): void {

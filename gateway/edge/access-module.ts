@@ -36,8 +36,8 @@ export interface AccessRequest {
   /** What the gateway's JWT or API key check found; undefined when the request carried neither. */
   readonly principal: string | undefined
   readonly scopes: ReadonlySet<string>
-  /** `streamable_http` or `websocket`. */
-  readonly transport: 'streamable_http' | 'websocket'
+  /** `streamable_http`, `websocket`, or `sse` (the HTTP+SSE transport of 2024-11-05: its stream and its POSTs). */
+  readonly transport: 'streamable_http' | 'websocket' | 'sse'
 }
 
 /** Let the request through as `principal` (default: what the gateway found) with `scopes` (default: likewise). */

@@ -49,7 +49,7 @@ export interface RequestFacts {
   readonly tool: string | undefined
   readonly headers: IncomingHttpHeaders
   readonly address: string
-  readonly transport: 'streamable_http' | 'websocket'
+  readonly transport: 'streamable_http' | 'websocket' | 'sse'
 }
 
 /** A request with no credential at all (as opposed to a bad one). */

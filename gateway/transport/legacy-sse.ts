@@ -35,6 +35,8 @@ import { findSession, initializeRefusal, serveSession } from './session-door.ts'
 import { sseHeaders } from './sse.ts'
 
 const KEEPALIVE_MS = 25_000
+/** What an access module is told of this transport's requests (edge/access-hook.ts reads it). */
+const SSE_ROUTE = { transport: 'sse' as const }
 
 /** The paths of a route's HTTP+SSE transport: the stream and the endpoint its event names. */
 export function legacySsePaths(location: string): { stream: string; messages: string } {
@@ -84,7 +86,7 @@ export function registerLegacySse(app: FastifyInstance, endpoint: McpEndpoint, g
     }
   }
 
-  app.get(paths.stream, { exposeHeadRoute: false }, async (request, reply) => {
+  app.get(paths.stream, { exposeHeadRoute: false, config: SSE_ROUTE }, async (request, reply) => {
     const caller = callerOf(request)
     if (await refusedByRate(caller, reply)) return reply
     if (!accepts(request.headers.accept, 'text/event-stream', 'text')) {
@@ -124,7 +126,7 @@ export function registerLegacySse(app: FastifyInstance, endpoint: McpEndpoint, g
     return reply
   })
 
-  app.post(paths.messages, async (request, reply) => {
+  app.post(paths.messages, { config: SSE_ROUTE }, async (request, reply) => {
     const started = log.start()
     const sessionId = (request.query as Record<string, unknown> | undefined)?.sessionId
     if (Array.isArray(request.body)) return replyError(reply, new EdgeError('MCP_EDGE_BATCH_REFUSED', 'The HTTP+SSE transport takes one message per POST'))

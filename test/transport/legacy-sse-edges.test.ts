@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { startGateway } from '../../gateway/server/server.ts'
@@ -32,6 +33,7 @@ const config = configFromObject({
   routes: [
     { location: '/old', handler: live, server: { name: 'old', version: '1.0.0' }, transports: ['sse'], auth: { api_keys: keys } },
     { location: '/few', handler: live, server: { name: 'few', version: '1.0.0' }, transports: ['streamable_http', 'sse'], max_sessions: 1 },
+    { location: '/gated', handler: live, server: { name: 'gated', version: '1.0.0' }, transports: ['streamable_http', 'sse'], auth: { access: fileURLToPath(new URL('./fixtures/legacy-access.ts', import.meta.url)) } },
   ],
 }, '<test>')
 const gateway = await startGateway(config)
@@ -134,4 +136,17 @@ t.test('max_sessions counts the streams\' sessions; a closed stream ends its ses
   const third = await open(`${gateway.url}/few/sse`)
   t.teardown(() => third.close())
   t.equal(third.status, 200, 'and its place is free')
+})
+
+t.test('an access module is told `sse` for the old transport\'s stream and POSTs, `streamable_http` for the other', async (t) => {
+  const client = new Client({ name: 'gated-client', version: '1.0.0' })
+  await client.connect(new SSEClientTransport(new URL(`${gateway.url}/gated/sse`)))
+  t.teardown(() => client.close())
+  t.ok((await client.listTools()).tools.length > 0, 'the module let the stream and the POSTs through')
+  const modern = await fetch(`${gateway.url}/gated`, {
+    method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+  })
+  t.equal(modern.status, 403, 'and refused Streamable HTTP')
+  t.match(await modern.json(), { error: { message: /not over streamable_http/ } })
 })
