@@ -40,6 +40,7 @@ import { PostExchange } from './post-exchange.ts'
 import { writeError } from './reply-error.ts'
 import { serveSession, wayOf, type Way } from './session-door.ts'
 import { statelessPost } from './stateless-post.ts'
+import { RESERVED } from '../protocol/session-lifecycle.ts'
 
 /** The body of a request the hot path read and handed back to Fastify, replayed by `replayedBody`. */
 const READ_BODY = Symbol('mcp-edge.readBody')
@@ -164,7 +165,8 @@ export class HotPost {
       record = http.endpoint.store.peek(sessionId!)
       // Unknown here, or another route's: Fastify's path says so (or asks the store). On an open route a
       // session with an owner is not this caller's either.
-      if (record === undefined || record.route !== http.endpoint.route.location || (early === undefined && record.principal !== undefined)) return false
+      // A session an HTTP+SSE stream reserved and no initialize has made yet: Fastify's path refuses it.
+      if (record === undefined || record.route !== http.endpoint.route.location || (early === undefined && record.principal !== undefined) || record.protocolVersion === RESERVED) return false
     }
     const origin = request.headers.origin
     if (origin !== undefined) addCorsHeaders(response, origin, 'POST')

@@ -21,6 +21,7 @@ import { findSession } from './session-door.ts'
 import type { StatelessPostOptions } from './stateless-post.ts'
 import type { FollowOptions } from './stream-follower.ts'
 import { probeChannel } from './stream-relay.ts'
+import { RESERVED } from '../protocol/session-lifecycle.ts'
 
 /** A request header's first value. */
 export function header(request: FastifyRequest, name: string): string | undefined {
@@ -107,7 +108,8 @@ export class HttpRoute {
 
   #admit(request: FastifyRequest, reply: FastifyReply, id: RequestId | null, sessionId: string, record: SessionRecord | undefined): SessionRecord | undefined {
     // Another principal's session is as unknown as a session that never existed: a session id is not a credential.
-    if (record === undefined || record.principal !== callerOf(request).principal) {
+    // A session an HTTP+SSE stream reserved is that stream's to initialize (transport/legacy-sse.ts).
+    if (record === undefined || record.principal !== callerOf(request).principal || record.protocolVersion === RESERVED) {
       replyError(reply, new EdgeError('MCP_EDGE_SESSION_NOT_FOUND'), id)
       return undefined
     }

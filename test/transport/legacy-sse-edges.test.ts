@@ -127,6 +127,13 @@ t.test('max_sessions counts the streams\' sessions; a closed stream ends its ses
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
   })
   t.equal(initialize.status, 503, 'so is a Streamable HTTP initialize: one bound for both transports')
+  const reservedId = new URL(first.endpoint!, gateway.url).searchParams.get('sessionId')!
+  const borrowed = await fetch(`${gateway.url}/few`, {
+    method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': reservedId, 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 'r1', method: 'tools/list' }),
+  })
+  t.equal(borrowed.status, 404, 'the stream\'s reserved session is not a Streamable HTTP session before its initialize')
+  t.match(await borrowed.json(), { id: 'r1', error: { code: -32001 } })
   first.close()
   await first.closed
   await eventually(async () => (await fetch(`${gateway.url}${first.endpoint}`, {
