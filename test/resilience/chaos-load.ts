@@ -118,14 +118,14 @@ export function post(url: string, sessionId: string | undefined, body: object, s
   return fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal })
 }
 
-/** Opens a session (retrying while the store is away) and returns its id. */
+/** Opens a session (retrying while the store is away) and returns its id; each request bounded by CALL_TIMEOUT_MS. */
 export async function openSession(url: string): Promise<string> {
   for (let attempt = 0; ; attempt++) {
-    const response = await post(url, undefined, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'chaos', version: '1' } } })
+    const response = await post(url, undefined, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'chaos', version: '1' } } }, AbortSignal.timeout(CALL_TIMEOUT_MS))
     await response.text()
     const sessionId = response.headers.get('mcp-session-id')
     if (sessionId !== null) {
-      await (await post(url, sessionId, { jsonrpc: '2.0', method: 'notifications/initialized' })).text()
+      await (await post(url, sessionId, { jsonrpc: '2.0', method: 'notifications/initialized' }, AbortSignal.timeout(CALL_TIMEOUT_MS))).text()
       return sessionId
     }
     if (attempt > 20) throw new Error(`initialize answered ${response.status}`)
@@ -185,18 +185,20 @@ export interface StreamRun {
 
 /**
  * A request whose head must come within CALL_TIMEOUT_MS, and whose body may then pause no longer
- * between two events (`touch` restarts the clock): a stream request is bounded as a call is. Node's
- * cluster can lose a connection handed to a worker in the instant it dies (nodejs/node#21746), and
- * such a request is never answered nor closed: unbounded, one hung the whole test until tap's timeout.
+ * between two events (`touch` restarts the clock), and never past `deadline` (performance.now() ms):
+ * a stream request is bounded as a call is. Node's cluster can lose a connection handed to a worker
+ * in the instant it dies (nodejs/node#21746), and such a request is never answered nor closed:
+ * unbounded, one hung the whole test until tap's timeout.
  */
-async function bounded(send: (signal: AbortSignal) => Promise<Response>): Promise<{ response: Response; touch(): void; done(): void }> {
+async function bounded(send: (signal: AbortSignal) => Promise<Response>, deadline: number, timeoutMs: number): Promise<{ response: Response; touch(): void; done(): void }> {
   const controller = new AbortController()
-  const expire = (): void => controller.abort(new DOMException(`nothing within ${CALL_TIMEOUT_MS} ms`, 'TimeoutError'))
-  let timer = setTimeout(expire, CALL_TIMEOUT_MS)
+  const expire = (): void => controller.abort(new DOMException(`nothing within ${timeoutMs} ms, or past the stream's deadline`, 'TimeoutError'))
+  const arm = (): NodeJS.Timeout => setTimeout(expire, Math.max(0, Math.min(timeoutMs, deadline - performance.now())))
+  let timer = arm()
   const done = (): void => clearTimeout(timer)
   try {
     const response = await send(controller.signal)
-    return { response, done, touch: () => { clearTimeout(timer); timer = setTimeout(expire, CALL_TIMEOUT_MS) } }
+    return { response, done, touch: () => { clearTimeout(timer); timer = arm() } }
   } catch (error) {
     done()
     throw error
@@ -205,18 +207,21 @@ async function bounded(send: (signal: AbortSignal) => Promise<Response>): Promis
 
 const isTimeout = (error: unknown): boolean => (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError'
 
+/** Where a progress stream starts (a given gateway; the balancer by default), and its read timeout (CALL_TIMEOUT_MS by default; the kit's own test waits out shorter ones). */
+export interface StreamOptions { startUrl?: string; timeoutMs?: number }
+
 /**
  * Runs `tools/call slow` with a progress token on `sessionId` and reads its stream to the end,
  * resuming with Last-Event-ID (through the balancer, so on any gateway) whenever it is cut, or when
- * a resumption or the stream stays silent past CALL_TIMEOUT_MS (a client's read timeout). A first
- * request never answered is a hang, judged as a call's is.
+ * a resumption or the stream stays silent past the read timeout (CALL_TIMEOUT_MS). A first request
+ * never answered is a hang, judged as a call's is. Nothing waits past `deadline`.
  */
-export async function progressStream(url: string, sessionId: string, id: string, steps: number, deadline: number, startUrl = url): Promise<StreamRun> {
+export async function progressStream(url: string, sessionId: string, id: string, steps: number, deadline: number, { startUrl = url, timeoutMs = CALL_TIMEOUT_MS }: StreamOptions = {}): Promise<StreamRun> {
   const run: StreamRun = { progress: [], ids: [], resumptions: 0 }
   const sentAt = performance.now()
   let current: Awaited<ReturnType<typeof bounded>>
   try {
-    current = await bounded((signal) => post(startUrl, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps }, _meta: { progressToken: id } } }, signal))
+    current = await bounded((signal) => post(startUrl, sessionId, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps }, _meta: { progressToken: id } } }, signal), deadline, timeoutMs)
   } catch (error) {
     if (isTimeout(error)) run.hungAt = sentAt
     else run.cut = true
@@ -256,10 +261,11 @@ export async function progressStream(url: string, sessionId: string, id: string,
         run.cut = true
         return run
       }
+      if (performance.now() >= deadline) break
       await new Promise((resolve) => setTimeout(resolve, 100))
       run.resumptions++
       try {
-        current = await bounded((signal) => fetch(url, { signal, headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': last } }))
+        current = await bounded((signal) => fetch(url, { signal, headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': last } }), deadline, timeoutMs)
       } catch {
         current = { response: new Response('', { status: 503 }), touch: () => undefined, done: () => undefined }
       }
@@ -306,7 +312,12 @@ export interface ChaosResult {
   seconds: number
 }
 
-/** Runs the load, injects the faults, stops the load and waits for every call and stream to end. */
+/**
+ * Runs the load, injects the faults, stops the load and waits for every call and stream to end.
+ * The load stops whatever the faults do: a fault that throws (a log line that never came) must fail
+ * the test, not leave the call timer and the stream loops running, which kept the file's process
+ * alive after its test had failed, until tap's timeout.
+ */
 export async function underLoad(plan: ChaosPlan): Promise<ChaosResult> {
   const sessions = await Promise.all(Array.from({ length: plan.sessions }, () => openSession(plan.url)))
   const tally = new Tally()
@@ -325,31 +336,40 @@ export async function underLoad(plan: ChaosPlan): Promise<ChaosResult> {
   const extra = (startUrl: string): void => {
     const id = `x${n++}`
     const deadline = performance.now() + 30_000
-    lanes.push(progressStream(plan.url, sessions[n % sessions.length]!, id, plan.steps * 4, deadline, startUrl).then((run) => void runs.push({ id, run })))
+    lanes.push(progressStream(plan.url, sessions[n % sessions.length]!, id, plan.steps * 4, deadline, { startUrl }).then((run) => void runs.push({ id, run })))
   }
-  await plan.faults(extra)
-  stopping = true
-  await calls.stop()
-  await Promise.all(lanes)
+  try {
+    await plan.faults(extra)
+  } finally {
+    stopping = true
+    await calls.stop()
+    // Every stream ends by its deadline (30 s from its start) at the latest.
+    await Promise.all(lanes)
+  }
   return { tally, sessions, runs, seconds: (performance.now() - started) / 1000 }
 }
 
-/** Sessions that no longer answer a call (each asked until the store answers, for up to 10 s). */
+/** How long lostSessions asks a session until the store answers for it. */
+const SESSION_CHECK_MS = 15_000
+
+/**
+ * Sessions that no longer answer a call: each asked (all at once) until the store answers, for up to
+ * SESSION_CHECK_MS in all (asked one after another with up to 100 tries of CALL_TIMEOUT_MS each, a
+ * gateway that stopped answering made this wait for hours instead of failing).
+ */
 export async function lostSessions(url: string, sessions: string[]): Promise<string[]> {
-  const lost: string[] = []
-  for (const sessionId of sessions) {
-    for (let attempt = 0; ; attempt++) {
-      const response = await post(url, sessionId, { jsonrpc: '2.0', id: 'alive', method: 'tools/call', params: { name: 'whoami' } }, AbortSignal.timeout(CALL_TIMEOUT_MS)).catch(() => undefined)
+  const until = performance.now() + SESSION_CHECK_MS
+  const answers = await Promise.all(sessions.map(async (sessionId) => {
+    for (;;) {
+      const left = Math.max(1, Math.min(CALL_TIMEOUT_MS, until - performance.now()))
+      const response = await post(url, sessionId, { jsonrpc: '2.0', id: 'alive', method: 'tools/call', params: { name: 'whoami' } }, AbortSignal.timeout(left)).catch(() => undefined)
       const text = await response?.text().catch(() => undefined)
-      if (response?.status === 200) break
-      if (response?.status === 404 || attempt >= 100) {
-        lost.push(`${sessionId}: ${response?.status ?? 'cut'} ${text ?? ''}`)
-        break
-      }
+      if (response?.status === 200) return undefined
+      if (response?.status === 404 || performance.now() >= until) return `${sessionId}: ${response?.status ?? 'cut or no answer'} ${text ?? ''}`
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
-  }
-  return lost
+  }))
+  return answers.filter((answer) => answer !== undefined)
 }
 
 /** From each worker's death to the moment the primary knew of it (performance.now() ms), and how many hangs those spans may excuse. */
