@@ -89,6 +89,8 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
       pagination: { ...route.pagination },
       send_buffer: { ...route.send_buffer },
       cache: { ...route.cache },
+      list_cache: route.list_cache === false ? false : { ttl_s: route.list_cache?.ttl_s ?? 60, max_ttl_s: route.list_cache?.max_ttl_s ?? 3600 },
+      result_cache: { scope: route.result_cache?.scope ?? 'private' },
       tasks: { ...route.tasks },
       allowed_origins: [...route.allowed_origins],
       options: route.options as JsonObject,

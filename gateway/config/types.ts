@@ -101,6 +101,8 @@ export interface UpstreamConfig {
   tls?: UpstreamTlsConfig
   /** A REST API described by an OpenAPI 3.0/3.1 document, its operations served as tools (docs/openapi.md). */
   openapi?: OpenApiUpstreamConfig
+  /** Per tool (its name on the upstream): results cached for `cache.ttl_s` when the tool is read-only. */
+  tools?: Record<string, { cache?: { ttl_s: number } }>
 }
 
 /**
@@ -254,6 +256,10 @@ export interface RouteConfig extends ProxyNaming {
    * message in bytes, seconds a connection has to initialize, seconds without a client message before it is closed.
    */
   websocket: { ping_interval: number; max_message_size: number; initialize_timeout: number; idle_timeout: number }
+  /** A proxy route's shared list cache (upstream/list-cache.ts); false: off. Seconds. */
+  list_cache: ListCacheConfig | false
+  /** Who shares a cached tool result: one entry per principal (private) or one for all (public). */
+  result_cache: { scope: 'public' | 'private' }
   /** Caching hints sent with 2026-07-28 discover, list and read results. */
   cache: { ttl_ms: number; scope: 'public' | 'private' }
   /** Anything the handler wants from the config; reaches it as `server.options`. */
@@ -366,6 +372,16 @@ export interface LimitsConfig {
   session_state: number
   /** Largest catalogue of one session's own (`ctx.session.register` and kin), in bytes of JSON. */
   session_catalogue: number
+  /** The list and result caches' bounds: bytes per route, bytes in all, private entries per principal. */
+  cache_bytes_per_route: number
+  cache_bytes_total: number
+  cache_entries_per_principal: number
+}
+
+/** `list_cache:` of a route: the TTL of pages without an upstream hint, the longest hint honoured (seconds). */
+export interface ListCacheConfig {
+  ttl_s: number
+  max_ttl_s: number
 }
 
 /** The event log's bounds (docs/limits-and-errors.md): per session by count, age and bytes; in all by bytes where the log lives in a process. */

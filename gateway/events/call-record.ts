@@ -39,6 +39,8 @@ export class CallRecord implements RequestSink {
   decision: string | undefined
   /** The approval's id when the approval gate decided or refused the call (never a secret). */
   approval: string | undefined
+  /** True when a tools/call was answered from the result cache (registry/result-cache.ts), for the audit record. */
+  cached = false
 
   constructor(sink: RequestSink, calls: RouteCalls, request: JsonRpcRequest, session: string, caller: Caller, span?: Span) {
     this.#sink = sink

@@ -5,6 +5,7 @@
  * its lifecycle (`session-lifecycle.ts`), what this worker holds for it (`live-sessions.ts`), what a
  * handler sees of it (`session-views.ts`), the route's events (`route-events.ts`).
  */
+import { ResultCache } from '../registry/result-cache.ts'
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
@@ -55,6 +56,8 @@ export interface EndpointExtension {
   close(): void
   /** The route's label for a component an upstream listed (`kind` tool, prompt or resource); undefined when none did. */
   knows?(kind: 'tool' | 'prompt' | 'resource', name: string): string | undefined
+  /** The gateway reloaded and this is the new generation's (a proxy route drops its cached lists). */
+  reloaded?(): Promise<void>
 }
 /** Makes server→client request ids unique across workers: an answer may reach another worker of the session. */
 const PROCESS_TAG = randomUUID().slice(0, 8)
@@ -85,6 +88,8 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
 
   /** The route's tasks (`tasks.enabled`); undefined when it has none. */
   readonly tasks: TaskService | undefined
+  /** Cached results of the route's tools that declare `cache:` (handler tools, and a proxy route's upstream tools). */
+  readonly results: ResultCache
 
   /** Serves this route's stateless (2026-07-28) requests, on any transport. */
   readonly stateless: StatelessDispatcher
@@ -113,6 +118,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
     this.logging = route.capabilities.logging
     const tasks = route.tasks.enabled && route.capabilities.tools !== false
     this.#methods = methodTable(route.capabilities, tasks)
+    this.results = new ResultCache(store, route, logger)
     this.tasks = tasks ? new TaskService({ route, store, logger, notifySession: (id, message) => this.notifier.notifySession(id, message), answerChecks: clientAnswers }) : undefined
     this.scopes = ComponentScopes.from(route.scopes)
     const result: JsonObject = { capabilities: serverCapabilities(route), serverInfo: serverInfo(route) }

@@ -72,6 +72,12 @@ export interface ToolOptions<InputSchema extends JsonObject = JsonObject, Output
    * returns reaches the callback as `ctx.task.prepared`.
    */
   prepare?: (args: ToolArgs<InputSchema>, ctx: RequestContext) => MaybePromise<unknown>
+  /**
+   * Caches the tool's successful results for `ttl_s` seconds, per arguments and principal (or for
+   * every caller on a route with `result_cache: {scope: public}`); see docs/catalogues.md. Only for a
+   * tool with `annotations.readOnlyHint: true`: registering another fails (and `mcp-edge check` with it).
+   */
+  cache?: { ttl_s: number }
 }
 
 /** How a tool takes tasks (2025-11-25 `execution.taskSupport`). */

@@ -3,7 +3,7 @@
  * descriptor, compiled validators, required argument names, parsed URI template, and the key a
  * session uses to hide it (`tool:name`, `prompt:name`, `resource:uri`, `template:uriTemplate`).
  */
-import type { Component, Prompt, Resource, ResourceTemplate, Tool } from './components.ts'
+import type { Component, Prompt, Resource, ResourceTemplate, Tool, ToolAnnotations } from './components.ts'
 import {
   checkAbsoluteUri,
   checkCallback,
@@ -97,6 +97,7 @@ function toolEntry(tool: Tool): ToolEntry {
     throw invalid('taskSupport must be "forbidden", "optional" or "required"')
   }
   if (tool.prepare !== undefined && typeof tool.prepare !== 'function') throw invalid('prepare must be a function')
+  checkToolCache(tool.cache, annotations)
   const validateInput = compileSchema(tool.inputSchema ?? EMPTY_INPUT_SCHEMA, 'inputSchema')
   const validateOutput = tool.outputSchema === undefined ? undefined : compileSchema(tool.outputSchema, 'outputSchema')
   return { key: `tool:${tool.name}`, tool, descriptor: toolDescriptor(tool, annotations), validateInput, validateOutput }
@@ -160,4 +161,11 @@ function label(component: Component): string {
     case 'template':
       return `resource template ${JSON.stringify(component.uriTemplate)}`
   }
+}
+
+/** `cache: {ttl_s}` is for read-only tools only: a cached result of a tool that changes things would skip the change. */
+function checkToolCache(cache: unknown, annotations: ToolAnnotations | undefined): void {
+  if (cache === undefined) return
+  if (!isRecord(cache) || typeof cache.ttl_s !== 'number' || !(cache.ttl_s > 0) || !Number.isFinite(cache.ttl_s)) throw invalid('cache must be {ttl_s: seconds > 0}')
+  if (annotations?.readOnlyHint !== true) throw invalid('cache needs annotations.readOnlyHint: true (only a read-only tool\'s result may be cached)')
 }

@@ -9,6 +9,7 @@
  *   probe channel (transport/stream-follower) probe
  *   tasks channel (tasks/task-service)        task
  *   park channel (upstream/cross-era-bus)      park-resume · park-cancel · park-reply
+ *   list-cache channel (upstream/list-cache)   list-cache
  */
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
@@ -72,6 +73,9 @@ export interface ParkReplyMessage {
   reply: { kind: 'ack' } | { kind: 'gone' } | { kind: 'note'; message: JsonRpcMessage } | { kind: 'outcome'; outcome: ParkOutcome }
 }
 
+/** An upstream's cached lists (all of the route's when none is named) were dropped: workers forget what they parsed. */
+export interface ListCacheMessage { type: 'list-cache'; upstream?: string }
+
 /** What the notifier of a route publishes on the route's channel. */
 export type RouteBusMessage =
   | NotifyMessage | LoggedMessage | RouteMessage | ResourceMessage | CancelMessage | AnswerMessage | ProgressMessage | RootsMessage | EndedMessage | CatalogueMessage
@@ -82,4 +86,4 @@ export type StreamBusMessage = StreamEventMessage | StreamEndMessage | StreamAli
 export type ParkBusMessage = ParkResumeMessage | ParkCancelMessage | ParkReplyMessage
 
 /** A message between workers: one of the kinds above. */
-export type BusMessage = RouteBusMessage | StreamBusMessage | StreamProbeMessage | TaskMessage | ParkBusMessage
+export type BusMessage = RouteBusMessage | StreamBusMessage | StreamProbeMessage | TaskMessage | ParkBusMessage | ListCacheMessage

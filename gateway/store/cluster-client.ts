@@ -12,6 +12,7 @@ import { CALL_TIMEOUT_MS, PendingCalls } from './pending-calls.ts'
 import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionRecord, SessionStore, StoredDoc, StoredEvent } from './store.ts'
 import { StoreUnavailableError } from './store.ts'
 import type { TaskEntry, TaskTable } from './task-table.ts'
+import type { CacheRead, CacheTable } from './cache-table.ts'
 
 interface Lifetime { record: SessionRecord; idleTtlMs: number; expiresInMs: number }
 
@@ -24,6 +25,7 @@ const WRITE_REACH_MS = Math.floor(CALL_TIMEOUT_MS * 0.75)
 export class ClusterStore implements SessionStore {
   readonly bus: Bus
   readonly tasks: TaskTable
+  readonly cache: CacheTable
   readonly #local = new MemoryBus()
   readonly #cache = new RecordCache()
   readonly #primary: IpcPeer
@@ -49,6 +51,16 @@ export class ClusterStore implements SessionStore {
       write: async (key, data, expected, ttlMs, owner) => (await this.#call('taskWrite', [key, data, expected, ttlMs, owner ?? null])) as number,
       list: async (owner, max) => (await this.#call('taskList', [owner, max])) as string[],
       count: async (owner) => (await this.#call('taskCount', [owner])) as number,
+    }
+    this.cache = {
+      read: async (keys, groups) => {
+        // IPC is JSON: an absent value arrives as null.
+        const read = (await this.#call('cacheRead', [keys, groups])) as { values: Array<string | null>; generations: number[] }
+        return { values: read.values.map((value) => value ?? undefined), generations: read.generations } satisfies CacheRead
+      },
+      write: async (entry, generation, bounds) => (await this.#call('cacheWrite', [entry, generation, bounds])) as boolean,
+      drop: async (group) => void (await this.#call('cacheDrop', [group])),
+      usage: async (route) => (await this.#call('cacheUsage', [route])) as { route: number; total: number; entries: number },
     }
   }
 

@@ -12,6 +12,7 @@ import { EdgeError } from '../wire/errors.ts'
 import type { MemoryStore } from './memory.ts'
 import { isStoreMessage, type CallMessage, type IpcPeer, type StoreMessage } from './cluster-protocol.ts'
 import type { BusMessage, DocOwner, SessionChange, SessionRecord } from './store.ts'
+import type { CacheBounds, CacheWrite } from './cache-table.ts'
 
 export class ClusterStoreHost {
   readonly #store: MemoryStore
@@ -103,6 +104,14 @@ export class ClusterStoreHost {
         return store.tasks.listNow(id, args[1] as number)
       case 'taskCount':
         return store.tasks.countNow(id)
+      case 'cacheRead':
+        return store.cache.readNow(args[0] as string[], args[1] as string[])
+      case 'cacheWrite':
+        return store.cache.writeNow(args[0] as CacheWrite, args[1] as number, args[2] as CacheBounds)
+      case 'cacheDrop':
+        return store.cache.dropNow(args[0] as string)
+      case 'cacheUsage':
+        return store.cache.usageNow(args[0] as string)
       case 'readDoc':
         return store.readDoc(args[0] as DocOwner)
       case 'writeDoc':

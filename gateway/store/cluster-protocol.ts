@@ -21,7 +21,7 @@ export interface IpcPeer {
   off(event: 'disconnect', listener: () => void): unknown
 }
 
-export type StoreOp = 'create' | 'get' | 'update' | 'touch' | 'delete' | 'count' | 'sessionIds' | 'append' | 'replay' | 'publish' | 'ready' | 'taskRead' | 'taskWrite' | 'taskList' | 'taskCount' | 'readDoc' | 'writeDoc'
+export type StoreOp = 'create' | 'get' | 'update' | 'touch' | 'delete' | 'count' | 'sessionIds' | 'append' | 'replay' | 'publish' | 'ready' | 'taskRead' | 'taskWrite' | 'taskList' | 'taskCount' | 'readDoc' | 'writeDoc' | 'cacheRead' | 'cacheWrite' | 'cacheDrop' | 'cacheUsage'
 
 /**
  * `deadline` (a write's; ms since the epoch, the host's one clock): past it the primary does not apply

@@ -25,6 +25,7 @@ import { DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_TOTAL, DEFAULT_SESSION_BYTES_P
 const jsonLength = (value: unknown): number => JSON.stringify(value)?.length ?? 0
 const listLength = (list: readonly string[]): number => list.reduce((sum, item) => sum + item.length, 0)
 import { MemoryTaskTable } from './task-table-memory.ts'
+import { MemoryCacheTable } from './cache-table-memory.ts'
 
 interface Entry {
   record: SessionRecord
@@ -88,6 +89,7 @@ export class MemoryBus implements Bus {
 export class MemoryStore implements SessionStore {
   readonly bus = new MemoryBus()
   readonly tasks = new MemoryTaskTable()
+  readonly cache = new MemoryCacheTable()
   readonly #sessions = new Map<string, Entry>()
   readonly #byRoute = new Map<string, Set<string>>()
   /** Route documents, by route location (one name so far: the catalogue). */
@@ -306,6 +308,7 @@ export class MemoryStore implements SessionStore {
   async close(): Promise<void> {
     clearInterval(this.#sweeper)
     this.tasks.close()
+    this.cache.close()
     this.#sessions.clear()
     this.#heldEventBytes = 0
     this.#heldDataBytes = 0

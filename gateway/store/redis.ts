@@ -24,6 +24,8 @@ import type { Bus, BusMessage, DocOwner, DocWrite, SessionChange, SessionRecord,
 import { DEFAULT_EVENT_BYTES, eventId, parseEventId, StoreUnavailableError } from './store.ts'
 import { RedisTaskTable } from './task-table-redis.ts'
 import type { TaskTable } from './task-table.ts'
+import { RedisCacheTable } from './cache-table-redis.ts'
+import type { CacheTable } from './cache-table.ts'
 
 export interface RedisStoreOptions extends RedisEndpoint {
   /** Prepended to every key and channel, so several gateways (or tests) can share one Redis. */
@@ -77,6 +79,7 @@ class RedisBus implements Bus {
 export class RedisStore implements SessionStore {
   readonly bus: RedisBus
   readonly tasks: TaskTable
+  readonly cache: CacheTable
   readonly #commands: RedisClient
   readonly #subscriber: RedisClient
   readonly #cache = new RecordCache(false)
@@ -108,6 +111,7 @@ export class RedisStore implements SessionStore {
     this.#commands = connectRedis(connection, 'commands')
     for (const [name, script] of Object.entries(SCRIPTS)) this.#commands.defineCommand(name, script)
     this.tasks = new RedisTaskTable(this.#commands, options.keyPrefix, (command) => this.#run(command))
+    this.cache = new RedisCacheTable(this.#commands, options.keyPrefix, (command) => this.#run(command))
     this.#subscriber = connectRedis(connection, 'subscriber')
     this.bus = new RedisBus((channel, text) => this.#script('mcpEdgePublish', this.#busPattern + channel, text))
 

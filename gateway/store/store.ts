@@ -9,6 +9,7 @@
 import { EdgeError } from '../wire/errors.ts'
 import type { BusMessage } from './bus-message.ts'
 import type { TaskTable } from './task-table.ts'
+import type { CacheTable } from './cache-table.ts'
 import type { ClientCapabilities, Implementation, LogLevel, ServerCapabilities } from '../wire/mcp-types.ts'
 
 /** Everything a worker needs to serve any request of a session. Small: it is read on every request. */
@@ -134,6 +135,8 @@ export interface SessionStore {
   readonly bus: Bus
   /** Task records (gateway/tasks/): versioned entries with a TTL, listed by owner. */
   readonly tasks: TaskTable
+  /** Cached lists and tool results (gateway/store/cache-table.ts): bounded entries with a TTL. */
+  readonly cache: CacheTable
   /** Reports whether the store can serve requests (for /readyz). */
   ready(): Promise<boolean>
   close(): Promise<void>

@@ -20,6 +20,7 @@ import { ClientAnswerError, McpError, RpcCode } from '../wire/errors.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { ElicitationSchema, JsonObject, SamplingMessage } from '../wire/mcp-types.ts'
 import { toSessionError } from './cross-era-errors.ts'
+import { keepHints, ownHints } from '../wire/cache-hints.ts'
 import { relayToRequest } from './relay.ts'
 import type { StatelessUpstream } from './stateless-upstream.ts'
 
@@ -101,6 +102,8 @@ async function ask(ctx: RequestContext, request: { method?: unknown; params?: Js
 
 /** A complete 2026 result as a 2025 client reads it. */
 function legacyResult(result: JsonObject): JsonObject {
+  // The hints stay beside the result: the list cache and the route's own hints follow them (wire/cache-hints.ts).
+  if (result.ttlMs !== undefined || result.cacheScope !== undefined) keepHints(result, ownHints(result))
   for (const key of MODERN_KEYS) delete result[key]
   return result
 }

@@ -29,6 +29,8 @@ export interface Origin {
   readonly taskRequired?: true
   /** A tool its upstream lists with `annotations.destructiveHint: true` (the approval gate asks about it). */
   readonly destructive?: true
+  /** Milliseconds its results are cached: its upstream's `tools.<name>.cache`, and it listed itself read-only. */
+  readonly cacheTtlMs?: number
 }
 
 export class Naming {

@@ -19,9 +19,11 @@ import { checkScopes, hiddenOf } from '../protocol/methods/params.ts'
 import { promptMethods } from '../protocol/methods/prompts.ts'
 import { keepSubscription, resourceMethods, subscriptionMethods } from '../protocol/methods/resources.ts'
 import { checkSubscriptionUri } from '../protocol/session-limits.ts'
-import { toolMethods } from '../protocol/methods/tools.ts'
+import { markCached, toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
+import { cachedPage, LIST_HIT_DEADLINE_MS, ListHints, pageHints } from './list-cache-hints.ts'
+import { keepHints } from '../wire/cache-hints.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
 import type { UpstreamHealth } from './health.ts'
 import { callUpstreamTask, proxiedExecution, runAsGatewayTask, upstreamTaskSupport } from './upstream-tasks.ts'
@@ -108,12 +110,22 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   }
   const unavailable: string[] = []
   const asks = []
-  for (const name of cursor === undefined ? proxy.names : Object.keys(cursor.u)) {
+  const names = cursor === undefined ? [...proxy.names] : Object.keys(cursor.u)
+  // One store read for every upstream's page (list-cache.ts); a hit asks no upstream.
+  const lookup = proxy.listCache === undefined ? undefined : await proxy.listCache.lookup(kind, names.map((name) => ({ name, cursor: cursor?.u[name] })), who?.principal)
+  const hints = new ListHints()
+  for (const name of names) {
     const health = proxy.health.get(name)!
     // An upstream still starting (not available yet since the gateway started) is waited for, within its start_wait.
     const startingMs = health.startingMs()
     if (health.state === 'down' && startingMs === 0) {
       unavailable.push(name)
+      continue
+    }
+    const hit = lookup?.hits.get(name)
+    if (hit !== undefined) {
+      hints.add({ ttlMs: Math.max(0, hit.expiresAt - Date.now()), scope: hit.scope })
+      asks.push({ name, deadlineMs: LIST_HIT_DEADLINE_MS, page: () => Promise.resolve(cachedPage(kind, hit)) })
       continue
     }
     const capabilities = proxy.link(record, proxy.upstreams.get(name)!).server?.capabilities ?? record.upstreams?.[name]?.capabilities
@@ -124,7 +136,11 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     // A stateless request's envelope (`_meta`) goes along: a stateless upstream needs it.
     const upstreamParams: JsonObject = meta === undefined ? {} : { _meta: meta }
     if (upstreamCursor !== undefined) upstreamParams.cursor = upstreamCursor
-    const ask = (timeoutMs: number): Promise<JsonObject> => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs, who })
+    const perPrincipal = proxy.credentials(upstream).perPrincipal
+    const ask = (timeoutMs: number): Promise<JsonObject> => proxy.forward(record, name, LIST_METHOD[kind], upstreamParams, undefined, { timeoutMs, who }).then((result) => {
+      hints.add(lookup === undefined ? pageHints(result, perPrincipal) : proxy.listCache!.keep(kind, name, upstreamCursor, result, lookup, perPrincipal))
+      return result
+    })
     if (startingMs === 0) asks.push({ name, deadlineMs, page: () => ask(deadlineMs) })
     else asks.push({ name, deadlineMs: startingMs + deadlineMs, page: () => askStarting(health, deadlineMs, ask) })
   }
@@ -153,6 +169,8 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   const result: JsonObject = { [kind]: items }
   if (next.l !== undefined || Object.keys(next.u).length > 0) result.nextCursor = encodeCursor(next)
   if (unavailable.length > 0) result._meta = { [META_UNAVAILABLE]: unavailable }
+  // What a 2026-07-28 client is told about caching this answer (protocol/stateless/dispatch.ts narrows the route's own hints by it).
+  keepHints(result, hints.of(unavailable.length > 0, proxy.endpoint.scopes !== undefined))
   return result
 }
 
@@ -185,10 +203,12 @@ function expose(proxy: ProxyRoute, kind: ListKind, upstream: string, item: JsonO
     return exposed === item.name ? item : { ...item, name: exposed }
   }
   const annotated = typeof item.inputSchema === 'object' && item.inputSchema !== null ? headerParams(item.inputSchema as JsonObject) : undefined
-  const origin: { upstream: string; name: string; paramHeaders?: ReadonlyMap<string, string>; taskRequired?: true; destructive?: true } = { upstream, name: item.name }
+  const origin: { upstream: string; name: string; paramHeaders?: ReadonlyMap<string, string>; taskRequired?: true; destructive?: true; cacheTtlMs?: number } = { upstream, name: item.name }
   if (annotated?.size) origin.paramHeaders = annotated
   if (upstreamTaskSupport(item) === 'required') origin.taskRequired = true
   if ((item.annotations as JsonObject | undefined)?.destructiveHint === true) origin.destructive = true
+  const cacheTtlMs = resultCacheTtl(proxy, upstream, item)
+  if (cacheTtlMs !== undefined) origin.cacheTtlMs = cacheTtlMs
   proxy.toolIndex.set(exposed, origin)
   const execution = proxiedExecution(item, proxy.endpoint.tasks !== undefined)
   if (exposed === item.name && execution === item.execution) return item
@@ -233,6 +253,10 @@ function callTool(proxy: ProxyRoute, record: SessionRecord, name: string, params
 }
 
 function callTarget(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext): JsonObject | Promise<JsonObject> {
+  // A read-only tool with `cache:` (resultCacheTtl): its result may be one kept for these arguments and caller.
+  if (target.cacheTtlMs !== undefined && params.task === undefined) {
+    return proxy.endpoint.results.through(String(params.name), target.cacheTtlMs, params, ctx, () => forwardCall(proxy, record, target, params, ctx), (cached) => markCached(ctx, cached))
+  }
   // A client's task request is the gateway's to run (see upstream-tasks.ts); it never goes up as it is.
   if (params.task !== undefined && proxy.endpoint.tasks !== undefined) {
     return runAsGatewayTask(proxy.endpoint.tasks, String(params.name), params, record, ctx, (sent, taskCtx) => forwardCall(proxy, record, target, sent, taskCtx))
@@ -342,4 +366,25 @@ function envelopeOf(params: JsonObject): JsonObject {
 function stringParam(value: unknown, message: string): string {
   if (typeof value !== 'string') throw new McpError(RpcCode.InvalidParams, message)
   return value
+}
+
+/** Upstream tools configured with `cache:` that listed themselves without readOnlyHint: warned about once per worker. */
+const warnedNotReadOnly = new WeakMap<ProxyRoute, Set<string>>()
+
+/**
+ * The TTL of an upstream tool's cached results: its upstream's `tools.<name>.cache.ttl_s`, only when
+ * the tool says it is read-only. Another is never cached, and its config is warned about once.
+ */
+function resultCacheTtl(proxy: ProxyRoute, upstream: string, item: JsonObject): number | undefined {
+  const cache = proxy.upstreams.get(upstream)?.tools?.[String(item.name)]?.cache
+  if (cache === undefined) return undefined
+  const annotations = item.annotations as JsonObject | undefined
+  if (annotations?.readOnlyHint === true) return cache.ttl_s * 1000
+  let warned = warnedNotReadOnly.get(proxy)
+  if (warned === undefined) warnedNotReadOnly.set(proxy, (warned = new Set()))
+  if (!warned.has(`${upstream}\0${String(item.name)}`)) {
+    warned.add(`${upstream}\0${String(item.name)}`)
+    proxy.endpoint.logger.warn({ upstream, tool: item.name }, 'tools.<name>.cache is set for a tool its upstream does not list as read-only (annotations.readOnlyHint): its results are not cached')
+  }
+  return undefined
 }

@@ -46,6 +46,7 @@ import { askConsent } from './consent-step.ts'
 import { isRejected } from './credentials/rejection.ts'
 import { EdgeError } from '../wire/errors.ts'
 import type { Caller } from '../wire/caller.ts'
+import { ListCache } from './list-cache.ts'
 
 /** The key of the probe links, which belong to no downstream session. */
 const PROBE = '\0probe'
@@ -117,10 +118,14 @@ export class ProxyRoute implements LinkHost {
   readonly #stdioChannels = new Map<string, Pick<StatelessUpstream, 'request'>>()
   /** Stateless clients' calls on 2025 upstreams, parked between their rounds. */
   readonly crossEra: CrossEra
+  /** The route's shared list cache (list-cache.ts); undefined with `list_cache: false`. */
+  readonly listCache: ListCache | undefined
   readonly #logger: Logger
   readonly #sweeper: NodeJS.Timeout
   readonly #idleMs: number
   #listChangedTimer: NodeJS.Timeout | undefined
+  /** Upstream list changes waiting to be applied (coalesced: `upstreamListChanged`). */
+  readonly #changedLists = new Set<string>()
 
   /** Throws MCP_EDGE_CONFIG_INVALID when an upstream's `auth:` cannot be set up (a key file unreadable, …). */
   constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined, credentials: CredentialContext = new CredentialContext(endpoint.logger)) {
@@ -148,6 +153,7 @@ export class ProxyRoute implements LinkHost {
       }
     }
     this.crossEra = new CrossEra(endpoint.store, this.route, this.#logger)
+    this.listCache = this.route.list_cache === false ? undefined : new ListCache(endpoint.store, this.route, this.route.list_cache, this.#logger)
     for (const upstream of this.route.upstreams) {
       if (upstream.openapi !== undefined) this.#openapi.set(upstream.name, new OpenApiUpstream(upstream, this.credentials(upstream)))
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
@@ -155,7 +161,7 @@ export class ProxyRoute implements LinkHost {
       if (upstream.url !== undefined && upstream.sse === undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream, this.credentials(upstream)))
       const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
-      health.onAvailability(() => this.#availabilityChanged())
+      health.onAvailability(() => this.#availabilityChanged(upstream.name))
       health.start()
       // A REST API has no ping: its document loaded, it serves; each call's failure is that call's result.
       if (upstream.openapi !== undefined) health.ok()
@@ -177,7 +183,30 @@ export class ProxyRoute implements LinkHost {
   }
 
   relay(client: McpClient, link: UpstreamLink): void {
-    if (link.owner.session !== PROBE) installRelay(this.endpoint, client, link)
+    if (link.owner.session !== PROBE) installRelay(this.endpoint, client, link, this.listCache === undefined ? undefined : (list) => this.upstreamListChanged(link.upstream.name, list))
+  }
+
+  /**
+   * An upstream said its list changed, on one of its sessions: its cached lists go (on every worker
+   * and host), and since every session of the route listed from them, every session hears it.
+   */
+  upstreamListChanged(upstream: string, list: 'tools' | 'prompts' | 'resources'): void {
+    // Each of the upstream's sessions with this worker hears the same change: one drop and one notification for all.
+    const key = `${upstream}\0${list}`
+    if (this.#changedLists.has(key)) return
+    this.#changedLists.add(key)
+    const timer = setTimeout(() => {
+      this.#changedLists.delete(key)
+      this.listCache?.invalidate(upstream).then(
+        () => this.endpoint.listChanged(list),
+        (error: unknown) => this.#logger.warn({ err: error, upstream }, 'list cache: could not drop an upstream\'s lists'),
+      )
+    }, LIST_CHANGED_COALESCE_MS)
+    timer.unref()
+  }
+
+  async reloaded(): Promise<void> {
+    await this.listCache?.invalidateAll()
   }
 
   async save(link: UpstreamLink, session: UpstreamSession): Promise<void> {
@@ -470,7 +499,9 @@ export class ProxyRoute implements LinkHost {
    * An upstream became available or went away: the route's sessions (on every worker) hear that
    * its lists changed, once for changes close together.
    */
-  #availabilityChanged(): void {
+  #availabilityChanged(upstream: string): void {
+    // What it listed before it went away (or before it came back, perhaps a newer version) is not trusted.
+    this.listCache?.invalidate(upstream).catch((error: unknown) => this.#logger.warn({ err: error, upstream }, 'list cache: could not drop an upstream\'s lists'))
     if (this.#listChangedTimer !== undefined) return
     this.#listChangedTimer = setTimeout(() => {
       this.#listChangedTimer = undefined
@@ -483,6 +514,7 @@ export class ProxyRoute implements LinkHost {
     clearInterval(this.#sweeper)
     clearTimeout(this.#listChangedTimer)
     this.crossEra.close()
+    this.listCache?.close()
     for (const health of this.health.values()) health.stop()
     for (const link of this.#links.values()) link.close()
     this.#links.clear()

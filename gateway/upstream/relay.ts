@@ -28,7 +28,11 @@ import { ParkedCall } from './cross-era-park.ts'
 type Asker = Pick<RequestContext, 'elicit' | 'createMessage' | 'listRoots'>
 
 /** Installs the relay on `client` for `link`; `related` values are the ctx of the forwarded request. */
-export function installRelay(endpoint: McpEndpoint, client: McpClient, link: UpstreamLink): void {
+/**
+ * `onListChanged`: the route's list cache is on, so an upstream's list_changed is the whole route's
+ * (its cached lists are dropped, every session hears it) rather than this session's alone.
+ */
+export function installRelay(endpoint: McpEndpoint, client: McpClient, link: UpstreamLink, onListChanged?: (list: 'tools' | 'prompts' | 'resources') => void): void {
   const name = link.upstream.name
   const session = link.owner.session
 
@@ -75,6 +79,7 @@ export function installRelay(endpoint: McpEndpoint, client: McpClient, link: Ups
   })
   for (const list of ['tools', 'prompts', 'resources'] as const) {
     client.onNotification(`notifications/${list}/list_changed`, () => {
+      if (onListChanged !== undefined) return onListChanged(list)
       const declared = endpoint.route.capabilities[list]
       if (declared === false || !declared.list_changed) return
       const message = notification(`notifications/${list}/list_changed`)

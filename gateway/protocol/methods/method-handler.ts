@@ -12,6 +12,7 @@ import type { RouteEvent } from '../../registry/route-server-api.ts'
 import type { SessionRecord, SessionStore } from '../../store/store.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
 import type { TaskService } from '../../tasks/task-service.ts'
+import type { ResultCache } from '../../registry/result-cache.ts'
 
 /** The route as a method handler sees it. */
 export interface MethodHost {
@@ -31,6 +32,8 @@ export interface MethodHost {
   readonly logger: FailureLog
   /** The route's tasks (`tasks.enabled`); undefined when it has none. */
   readonly tasks?: TaskService
+  /** Cached results of tools that declare `cache:` (registry/result-cache.ts); undefined: none are cached. */
+  readonly results?: ResultCache
 }
 
 /**

@@ -2,6 +2,8 @@
 import { McpError, RpcCode } from '../../wire/errors.ts'
 import { callTool } from '../../registry/call-tool.ts'
 import type { MethodTable } from './method-handler.ts'
+import { callRecordOf } from '../../events/call-record.ts'
+import type { RequestContext } from '../../registry/context.ts'
 import { checkScopes, cursorOf, hiddenOf } from './params.ts'
 
 export const toolMethods: MethodTable = {
@@ -20,6 +22,16 @@ export const toolMethods: MethodTable = {
     checkScopes(host, ctx.caller, 'tool', name)
     const taskSupport = entry.tool.taskSupport
     if (taskSupport !== undefined && taskSupport !== 'forbidden' && host.tasks !== undefined) return host.tasks.callTool(entry, params, record, ctx)
+    const cache = entry.tool.cache
+    if (cache !== undefined && host.results !== undefined) {
+      return host.results.through(name, cache.ttl_s * 1000, params, ctx, () => callTool(entry, params.arguments, ctx, host.logger), (cached) => markCached(ctx, cached))
+    }
     return callTool(entry, params.arguments, ctx, host.logger)
   },
+}
+
+/** Tells the call's record (the audit record reads it) whether the answer came from the result cache. */
+export function markCached(ctx: RequestContext, cached: boolean): void {
+  const record = callRecordOf(ctx)
+  if (record !== undefined) record.cached = cached
 }

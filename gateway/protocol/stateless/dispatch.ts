@@ -9,6 +9,7 @@
  *                                                                        ▼
  *                                                           complete result (+ cache hints)
  */
+import { hintsOf, stricter, type CacheHints } from '../../wire/cache-hints.ts'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../../config/types.ts'
 import type { Registry } from '../../registry/registry.ts'
@@ -202,8 +203,10 @@ export class StatelessDispatcher {
     } else {
       // List pages are cached and frozen: those results are copied; a call's result is its own.
       const cacheable = CACHEABLE.has(request.method)
-      const hints = request.method === 'resources/read' ? this.#readHints(params.uri) : this.#endpoint.route.cache
-      sink.respond(resultMessage(request.id, this.#complete(cacheable ? { ...result } : result!, cacheable ? hints : undefined)))
+      const own = request.method === 'resources/read' ? this.#readHints(params.uri) : this.#endpoint.route.cache
+      // What made the result (a proxy route's upstreams, the list cache) may allow less than the route: the stricter wins.
+      const hints = cacheable ? stricterHints(own, hintsOf(result!)) : undefined
+      sink.respond(resultMessage(request.id, this.#complete(cacheable ? { ...result } : result!, hints)))
     }
   }
 
@@ -344,4 +347,11 @@ export class StatelessDispatcher {
       hidden: [],
     }
   }
+}
+
+/** The route's hints narrowed by the result's own (the shorter TTL; private when either is). */
+function stricterHints(route: { ttl_ms: number; scope: string }, made: CacheHints): { ttl_ms: number; scope: string } {
+  if (made.ttlMs === undefined && made.scope === undefined) return route
+  const narrowed = stricter({ ttlMs: route.ttl_ms, scope: route.scope === 'public' ? 'public' : 'private' }, made)
+  return { ttl_ms: narrowed.ttlMs, scope: narrowed.scope }
 }
