@@ -70,6 +70,8 @@ export interface CallEvent {
   readonly decision: string | undefined
   /** The approval that let the call through, by id. */
   readonly approval: string | undefined
+  /** Present (true) when a tools/call was answered from the result cache (registry/result-cache.ts). */
+  readonly cached?: true
 }
 
 /** Who made a call, as a CallRecord (or a refusal before dispatch) tells it. */
@@ -81,6 +83,8 @@ export interface CallWho {
   readonly approval?: string | undefined
   readonly caller?: Caller | undefined
   readonly request?: JsonRpcRequest | undefined
+  /** The call was answered from the result cache (a CallRecord's `cached`). */
+  readonly cached?: boolean
 }
 
 /**
@@ -242,6 +246,7 @@ export class RouteCalls {
       client: claim(caller, 'client_id') ?? claim(caller, 'azp'),
       decision: who.decision,
       approval: who.approval,
+      ...(who.cached === true ? { cached: true as const } : {}),
     }
     const params = who.request?.params
     if (params !== undefined && this.#events.subscribed) eventParams.set(event, params)

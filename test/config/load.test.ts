@@ -22,7 +22,7 @@ const minimalRoute = { location: '/mcp', handler: 'echo.ts', server: { name: 'ec
 t.test('defaults land everywhere', async (t) => {
   const file = writeConfig(t, 'routes:\n  - location: /mcp\n    handler: ./echo.ts\n    server: { name: echo, version: 1.0.0 }\n')
   const config = await loadConfig(file, {})
-  const limits = { json_depth: 128, json_values: 100000, listen_streams_per_client: 16, listen_streams: 1024, legacy_sse_streams_per_client: 16, legacy_sse_streams: 1024, client_capabilities: 16384, client_info: 4096, subscriptions: 256, uri_length: 2048, hidden_components: 1024, batch_size: 32, roots_cache: 1024, session_state: 65536, session_catalogue: 65536 }
+  const limits = { json_depth: 128, json_values: 100000, listen_streams_per_client: 16, listen_streams: 1024, legacy_sse_streams_per_client: 16, legacy_sse_streams: 1024, client_capabilities: 16384, client_info: 4096, subscriptions: 256, uri_length: 2048, hidden_components: 1024, batch_size: 32, roots_cache: 1024, session_state: 65536, session_catalogue: 65536, cache_bytes_per_route: 8388608, cache_bytes_total: 67108864, cache_entries_per_principal: 256 }
   t.same(config, {
     file,
     listen: { host: '127.0.0.1', port: 8080 },
@@ -67,6 +67,8 @@ t.test('defaults land everywhere', async (t) => {
       max_followers: 16,
       send_buffer: { max_bytes: 1048576, max_messages: 1024 },
       cache: { ttl_ms: 0, scope: 'private' },
+      list_cache: { ttl_s: 60, max_ttl_s: 3600 },
+      result_cache: { scope: 'private' },
       tasks: { enabled: false, ttl: 3600, max_ttl: 86400, poll_interval: 1, max_result_bytes: 1048576, max_per_owner: 100 },
       websocket: { ping_interval: 30, max_message_size: 4194304, initialize_timeout: 10, idle_timeout: 600 },
       options: {},

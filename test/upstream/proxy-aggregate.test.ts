@@ -28,6 +28,10 @@ t.test('two upstreams (HTTP, WebSocket) and a local handler under one route; one
     ],
     tools: { deny: ['live__impatient', 'live__broadcast'], rename: { docs__echo: 'say' } },
     pagination: { tools: 1 },
+    // Every list asks the upstreams here, so the one killed below is missed at once. With the list
+    // cache (on by default) a list would be answered from what was kept until the upstream's health
+    // probe saw it go (then its lists are dropped): test/upstream/list-cache-*.test.ts.
+    list_cache: false,
   }])
   const client = new McpClient(new StreamableHttpTransport({ url: `${proxy.url}/agg` }))
   await client.initialize()
