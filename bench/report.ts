@@ -10,6 +10,7 @@ import type { Costs, RedisCost } from './costs.ts'
 import type { Fanout } from './fanout.ts'
 import type { ProfileSummary } from './profile.ts'
 import type { ProxyHop } from './proxy-hop.ts'
+import { catalogueTable, type CatalogueCache } from './catalogue-cache.ts'
 import type { Soak } from './soak.ts'
 import { FASTIFY } from './scenarios.ts'
 import { ROOT } from './servers.ts'
@@ -64,6 +65,8 @@ export interface BenchResults {
   redisCost: RedisCost | { skipped: string }
   /** The proxy hop at a fixed rate (proxy-hop.ts); absent in results written before it existed. */
   proxyHop?: ProxyHop | { skipped: string }
+  /** The list and result caches against the same work uncached (catalogue-cache.ts); absent in results written before it existed. */
+  catalogue?: CatalogueCache | { skipped: string }
   targets: Target[]
   profile?: ProfileSummary
   /** `--soak <seconds>`: memory slopes under mixed traffic. */
@@ -197,6 +200,13 @@ export function evaluateTargets(results: BenchResults): Target[] {
     })
   }
   const { costs, fanout, redisCost } = results
+  const catalogue = results.catalogue ?? { skipped: 'not run' }
+  targets.push({
+    what: 'warm aggregated tools/list (3 upstreams, list cache) against uncached',
+    target: '≥ 5 × the uncached lists/s',
+    measured: isSkipped(catalogue) ? 'not measured' : `${fmt(catalogue.listSpeedup)} × (${fmtInt(catalogue.rows[1]!.opsPerS)} against ${fmtInt(catalogue.rows[0]!.opsPerS)} lists/s)`,
+    pass: isSkipped(catalogue) ? undefined : catalogue.listSpeedup >= 5,
+  })
   const hop = results.proxyHop ?? { skipped: 'not run' }
   const hopAt = isSkipped(hop) ? '' : ` at ${fmtInt(hop.rate)} req/s`
   targets.push(
@@ -346,6 +356,8 @@ export function formatTable(results: BenchResults): string {
   else out.push(`redis store: ${fmtInt(redisCost.bytesPerSession)} B of Redis used_memory per idle session (${fmtInt(redisCost.sessions)} sessions)`)
   const hop = results.proxyHop ?? { skipped: 'not run' }
   out.push(isSkipped(hop) ? `proxy hop: skipped (${hop.skipped})` : `proxy hop: ${hopLine(hop)}`)
+  const catalogue = results.catalogue ?? { skipped: 'not run' }
+  out.push(isSkipped(catalogue) ? `list and result caches: skipped (${catalogue.skipped})` : `list and result caches (catalogue-cache.ts):\n${catalogueTable(catalogue)}`)
   const saturatedProxy = saturatedProxyLine(results)
   if (saturatedProxy !== undefined) out.push(`proxy route at saturation (wrk, 1 session): ${saturatedProxy}`)
   const exchange = tokenExchangeLine(results)
@@ -395,6 +407,12 @@ export function formatMarkdown(results: BenchResults, image: string): string {
   )
   const hop = results.proxyHop ?? { skipped: 'not run' }
   out.push(isSkipped(hop) ? `| proxy hop at a fixed rate | skipped: ${hop.skipped} |` : `| proxy hop (proxy-hop.ts) | ${hopLine(hop)} |`)
+  const cached = results.catalogue ?? { skipped: 'not run' }
+  if (isSkipped(cached)) out.push(`| list and result caches | skipped: ${cached.skipped} |`)
+  else {
+    for (const row of cached.rows) out.push(`| ${row.name} (catalogue-cache.ts) | ${fmtInt(row.opsPerS)} ops/s, p50 ${fmt(row.p50Ms)} ms, p99 ${fmt(row.p99Ms)} ms, ${fmtInt(row.cpuUsPerOp)} µs CPU/op, ${fmt(row.upstreamPerOp)} upstream requests/op |`)
+    out.push(`| warm list ÷ uncached; cached result ÷ uncached call | ${fmt(cached.listSpeedup)} ×; ${fmt(cached.callSpeedup)} × |`)
+  }
   const saturatedProxy = saturatedProxyLine(results)
   if (saturatedProxy !== undefined) out.push(`| proxy route at saturation (wrk, 1 session; not the target's measure) | ${saturatedProxy} |`)
   const exchange = tokenExchangeLine(results)

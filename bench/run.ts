@@ -12,7 +12,7 @@
  * Environment: BENCH_QUICK=1 (3 s runs), BENCH_DURATION=<s>, BENCH_ROUNDS=<n> (rounds over all
  * scenarios, each row the median; for noisy machines), BENCH_SLICES=<n> (turns of the rows compared
  * with each other, default 5; 1 runs them one after another), BENCH_CONNECTIONS,
- * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `proxy-hop`, `profile`),
+ * BENCH_THREADS (wrk -t), BENCH_ONLY=<names,…> (scenario names, `costs`, `fanout`, `proxy-hop`, `catalogue`, `profile`),
  * BENCH_PROXY_RATE (the proxy hop's fixed rate, default 1000 req/s),
  * BENCH_PROFILE=1 or --profile (also take a CPU profile of mcp-edge's hot path; BENCH_PROFILE_SCENARIO
  * picks another scenario, a baseline included), BENCH_DEBUG=1 (servers' output on stderr).
@@ -25,6 +25,7 @@ import { measureCosts, measureRedisCost } from './costs.ts'
 import { describeCpus, pinSelfToLoadCore, processTreeCpuUs } from './cpu.ts'
 import { measureFanout } from './fanout.ts'
 import { measureProxyHop } from './proxy-hop.ts'
+import { measureCatalogueCache } from './catalogue-cache.ts'
 import { startIssuer } from './issuer.ts'
 import { McpHttp, pool } from './mcp-http.ts'
 import { formatProfile, monotonicUs, summariseProfile, type ProfileSummary, type Window } from './profile.ts'
@@ -440,6 +441,11 @@ async function main(): Promise<number> {
     log(`- proxy hop: ${rate} req/s, directly and through a proxy route …`)
     proxyHop = await measureProxyHop(rate, quick ? 5 : durationS).catch(failed)
   }
+  let catalogue: BenchResults['catalogue'] = { skipped: 'not run (BENCH_ONLY)' }
+  if (wanted('catalogue')) {
+    log('- list and result caches: a 3-upstream route\'s tools/list and a read-only tool, uncached and cached …')
+    catalogue = await measureCatalogueCache(quick ? 3 : durationS).catch(failed)
+  }
   const profile = profiling ? await profileHotPath() : undefined
 
   const results: BenchResults = {
@@ -465,6 +471,7 @@ async function main(): Promise<number> {
     fanout,
     redisCost,
     proxyHop,
+    catalogue,
     targets: [],
     ...(profile === undefined ? {} : { profile }),
   }

@@ -31,6 +31,13 @@ export default defineHandler((mcp, server) => {
       inputSchema: MESSAGE_SCHEMA,
     }),
 
+    // Read-only: a proxy route may cache its results (bench/catalogue-cache.ts, `tools.lookup.cache`).
+    mcp.tool('lookup', ({ message }) => `echo: ${String(message)}`, {
+      description: 'Echoes a message back, read-only',
+      inputSchema: MESSAGE_SCHEMA,
+      annotations: { readOnlyHint: true },
+    }),
+
     mcp.tool('touch', async () => {
       version++
       await server.resourceUpdated(WATCHED_URI)
