@@ -64,7 +64,14 @@ export class ResultCache {
     if (owner === undefined || params.task !== undefined || params.inputResponses !== undefined || params.requestState !== undefined) return call()
     const key = digest(`r\0${this.#route.location}\0${tool}\0${canonical(params.arguments ?? {})}\0${owner}`)
     const group = `r:${this.#route.location}:${tool}`
-    const read = await this.#store.cache.read([key], [group])
+    let read: { values: Array<string | undefined>; generations: number[] }
+    try {
+      read = await this.#store.cache.read([key], [group])
+    } catch (error) {
+      // The store cannot be read: the call runs as if nothing were cached (and keeps nothing).
+      this.#logger.warn({ err: error, tool }, 'result cache: the store could not be read; the tool runs')
+      return call()
+    }
     const kept = read.values[0]
     served?.(kept !== undefined)
     if (kept !== undefined) return JSON.parse(kept) as JsonObject

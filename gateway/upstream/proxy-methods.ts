@@ -111,8 +111,12 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   const unavailable: string[] = []
   const asks = []
   const names = cursor === undefined ? [...proxy.names] : Object.keys(cursor.u)
-  // One store read for every upstream's page (list-cache.ts); a hit asks no upstream.
-  const lookup = proxy.listCache === undefined ? undefined : await proxy.listCache.lookup(kind, names.map((name) => ({ name, cursor: cursor?.u[name] })), who?.principal)
+  // One store read for every upstream's page (list-cache.ts); a hit asks no upstream. A store that
+  // cannot be read is no reason to fail a list the upstreams can answer: it goes uncached.
+  const lookup = proxy.listCache === undefined ? undefined : await proxy.listCache.lookup(kind, names.map((name) => ({ name, cursor: cursor?.u[name] })), who?.principal).catch((error: unknown) => {
+    proxy.endpoint.logger.warn({ err: error, list: kind }, 'list cache: the store could not be read; the list asks the upstreams')
+    return undefined
+  })
   const hints = new ListHints()
   for (const name of names) {
     const health = proxy.health.get(name)!
