@@ -135,9 +135,11 @@ export class GatewayHost {
     await old.metricsApp?.close().catch(() => undefined)
     await this.#listenMetrics(fresh, next).catch((error: unknown) => this.#logger.error({ err: error }, 'reload: the metrics listener could not listen again'))
     void this.#retire(old, next.drain_timeout * 1000)
-    for (const endpoint of fresh.endpoints.values()) {
-      endpoint.extension?.reloaded?.().catch((error: unknown) => this.#logger.warn({ err: error, route: endpoint.route.location }, 'reload: could not drop the route\'s cached lists'))
-    }
+    // Once the new generation serves (the old one takes no new list), what the old one cached goes:
+    // awaited, so `mcp-edge reload` answering means no list from before it is served.
+    await Promise.all([...fresh.endpoints.values()].map((endpoint) => endpoint.extension?.reloaded?.().catch((error: unknown) => {
+      this.#logger.warn({ err: error, route: endpoint.route.location }, 'reload: could not drop the route\'s cached lists')
+    })))
     const routes = next.routes.map((route) => route.location)
     this.#logger.info({ generation: this.#generation, routes }, 'reloaded')
     return { ok: true, problems: [], detail: `generation ${this.#generation}: ${routes.join(', ')}` }
