@@ -29,7 +29,8 @@ const gateway = await startGatewayProcess(t, {
     capabilities: { tools: { list_changed: true } },
     upstreams: upstreams.map((upstream, index) => ({ name: `w${index + 1}`, url: upstream.url })),
   }],
-}, 2)
+  // A primary and two workers compile their TypeScript at start: slow on a busy 2-core machine.
+}, 2, 60_000)
 const balancer = await roundRobin(t, [gateway.url])
 const counts = (): number[] => upstreams.map((upstream) => upstream.count('tools/list'))
 
