@@ -14,21 +14,6 @@ import t from 'tap'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
-/**
- * Guides other engineers are writing in parallel (issue 32's lead merges them): a link to one of
- * these is skipped ONLY while the file is absent; once it exists its links and anchors are checked
- * like any other. The lead deletes this list after merging them.
- */
-const PENDING_GUIDES_UNTIL_MERGED: ReadonlySet<string> = new Set([
-  'docs/phases.md',
-  'docs/approval.md',
-  'docs/catalogues.md',
-  'docs/tool-search.md',
-  'docs/openapi.md',
-  'docs/legacy-sse.md',
-  'docs/typed-handlers.md',
-])
-
 function markdownFiles(): string[] {
   const found = ['README.md']
   const walk = (dir: string): void => {
@@ -110,7 +95,6 @@ for (const file of files) {
       if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//')) continue // https:, mailto: …
       const [pathPart = '', anchor] = target.split('#', 2)
       const resolved = pathPart === '' ? file : path.posix.normalize(path.posix.join(path.posix.dirname(file), decodeURI(pathPart)))
-      if (PENDING_GUIDES_UNTIL_MERGED.has(resolved) && !existsSync(path.join(ROOT, resolved))) continue
       checked++
       if (resolved.startsWith('..') || !existsSync(path.join(ROOT, resolved))) {
         t.fail(`${target}: ${resolved} does not exist`)
