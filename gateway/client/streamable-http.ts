@@ -98,7 +98,11 @@ export class StreamableHttpTransport implements Transport {
   #sessionId: string | undefined
   #protocolVersion: string | undefined
   #closed = false
-  /** Every exchange in flight, aborted by close(). */
+  /**
+   * The exchanges in flight that #requests does not hold (notifications, answers, the standalone
+   * stream): close() aborts these and #requests'. A request's exchange is in #requests alone, so a
+   * call costs one Map entry, not a Set entry besides (an object's first hashing is not free).
+   */
   readonly #live = new Set<LightAbort>()
   /** The exchange of each request in flight, aborted when the client cancels the request. */
   readonly #requests = new Map<RequestId, LightAbort>()
@@ -151,8 +155,7 @@ export class StreamableHttpTransport implements Transport {
   async #post(message: JsonRpcMessage): Promise<void> {
     const requestId = 'method' in message && 'id' in message ? message.id : undefined
     // A LightAbort, not an AbortController: made for every request, and almost never fired.
-    const controller = this.#track(new LightAbort())
-    if (requestId !== undefined) this.#requests.set(requestId, controller)
+    const controller = this.#track(new LightAbort(), requestId)
     let streaming = false
     try {
       const authorize = this.#options.authorize
@@ -215,6 +218,7 @@ export class StreamableHttpTransport implements Transport {
       }
     }
     for (const controller of this.#live) controller.abort()
+    for (const controller of this.#requests.values()) controller.abort()
     this.#live.clear()
     this.#requests.clear()
     this.#agent?.destroy()
@@ -226,14 +230,21 @@ export class StreamableHttpTransport implements Transport {
     return timeoutMs === 0 ? undefined : timeoutMs
   }
 
-  #track(controller: LightAbort): LightAbort {
-    this.#live.add(controller)
+  #track(controller: LightAbort, requestId: RequestId | undefined): LightAbort {
+    if (requestId === undefined) {
+      this.#live.add(controller)
+      return controller
+    }
+    // The same id sent again (not by McpClient) takes the id; the earlier exchange is still closed by close().
+    const earlier = this.#requests.get(requestId)
+    if (earlier !== undefined) this.#live.add(earlier)
+    this.#requests.set(requestId, controller)
     return controller
   }
 
   #untrack(controller: LightAbort, requestId: RequestId | undefined): void {
-    this.#live.delete(controller)
     if (requestId !== undefined && this.#requests.get(requestId) === controller) this.#requests.delete(requestId)
+    else this.#live.delete(controller)
   }
 
   /** The body as text, refused (and the connection dropped) past maxMessageBytes. */
@@ -259,7 +270,9 @@ export class StreamableHttpTransport implements Transport {
     } catch {
       throw new ProtocolError(`The server answered with invalid JSON: ${text.slice(0, 200)}`, { requestId })
     }
-    for (const message of Array.isArray(body) ? body : [body]) this.onmessage?.(message as JsonRpcMessage, requestId)
+    // One message (the usual answer) is delivered without an array made around it.
+    if (!Array.isArray(body)) return this.onmessage?.(body as JsonRpcMessage, requestId)
+    for (const message of body) this.onmessage?.(message as JsonRpcMessage, requestId)
   }
 
   /** Reads an SSE stream to its end, resuming it with GET + Last-Event-ID while it may still carry an answer. */
@@ -333,7 +346,7 @@ export class StreamableHttpTransport implements Transport {
 
   /** Opens the standalone GET stream; resolves once it is open (or refused), then follows it in the background. */
   async #openStandalone(): Promise<void> {
-    const controller = this.#track(new LightAbort())
+    const controller = this.#track(new LightAbort(), undefined)
     const report = (error: unknown): void => {
       this.#untrack(controller, undefined)
       if (!this.#closed && !controller.aborted) this.onerror?.(error as Error)
