@@ -8,7 +8,7 @@
  * Same servers and call as bench/proxy-hop.ts (echo over 20 sessions). The measured server runs from
  * an esbuild bundle (bench/servers/edge.ts and handlers/bench.ts), plain node under valgrind: tsx's
  * loader thread, under valgrind's one-thread-at-a-time scheduling, never got the gateway listening
- * within ten minutes on a loaded machine. Collection is off until the
+ * within ten minutes on a loaded machine. Instrumentation is off until the
  * warm-up is done (BENCH_CALLGRIND_WARM calls, default 3,000), on for `calls` (default 2,000) calls, one
  * in flight (BENCH_CALLGRIND_IN_FLIGHT), then off again; the
  * callgrind.out file lands in the folder given by BENCH_CALLGRIND_DIR (default the temp folder).
@@ -31,7 +31,7 @@ const inFlight = Number(process.env.BENCH_CALLGRIND_IN_FLIGHT ?? 1)
 const warmCalls = Number(process.env.BENCH_CALLGRIND_WARM ?? 3000)
 const outDir = process.env.BENCH_CALLGRIND_DIR ?? tmpdir()
 const outFile = path.join(outDir, `callgrind.${mode}.${process.pid}.out`)
-const callgrind = ['valgrind', '--tool=callgrind', '--collect-atstart=no', `--callgrind-out-file=${outFile}`]
+const callgrind = ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outFile}`]
 
 async function run(client: McpHttp, sessions: string[], count: number, offset: number): Promise<void> {
   let next = 0
@@ -43,6 +43,10 @@ async function run(client: McpHttp, sessions: string[], count: number, offset: n
     }
   }
   await Promise.all(Array.from({ length: inFlight }, worker))
+}
+
+function callgrindControl(args: string[], pid: number): void {
+  execFileSync('callgrind_control', [...args, String(pid)], { stdio: ['ignore', 'ignore', 'inherit'] })
 }
 
 function totalIr(file: string): number {
@@ -110,9 +114,10 @@ try {
   const client = new McpHttp(measured.url, 256)
   const sessions = await Promise.all(Array.from({ length: sessionsCount }, () => client.initialize()))
   await run(client, sessions, warmCalls, 0)
-  execFileSync('callgrind_control', ['-i', 'on', String(measured.pid)], { stdio: 'ignore' })
+  callgrindControl(['-i', 'on'], measured.pid)
   await run(client, sessions, calls, warmCalls)
-  execFileSync('callgrind_control', ['-i', 'off', String(measured.pid)], { stdio: 'ignore' })
+  // A dump of what the counted calls cost (switching instrumentation off would drop the counts).
+  callgrindControl(['--dump=counted'], measured.pid)
   client.close()
   await proxy?.stop()
   proxy = undefined
@@ -120,7 +125,8 @@ try {
     await upstream.stop()
     upstream = undefined
   }
-  const file = readdirSync(outDir).map((name) => path.join(outDir, name)).find((name) => name.startsWith(outFile))!
+  // The dump of the counted calls is numbered (<file>.1); the one at exit is <file> itself.
+  const file = readdirSync(outDir).map((name) => path.join(outDir, name)).find((name) => name.startsWith(`${outFile}.`))!
   const ir = totalIr(file)
   console.log(JSON.stringify({ mode, calls, ir, irPerCall: Math.round(ir / calls), file }))
 } finally {
