@@ -439,8 +439,17 @@ export function formatMarkdown(results: BenchResults, image: string): string {
   if (env.busy === true) {
     out.push('**The machine was busy during this run** (see the load average): absolute numbers are low and the ratios noisy.', '')
   }
+  out.push(PROXY_INSTRUCTIONS, '')
   return out.join('\n')
 }
+
+/** How the proxy hop's own work is measured where CPU time is too noisy (a fixed text: not this run's figures). */
+const PROXY_INSTRUCTIONS =
+  '**The proxy hop in instructions.** On a shared machine the proxy row\'s CPU ratio moves by more than a change to the proxy path ' +
+  'can, so such changes are measured in instructions per call under callgrind: `npx tsx bench/callgrind-proxy.ts proxied` ' +
+  '(and `direct`, the upstream serving the same call itself), one call in flight after a warm-up. Instructions leave out ' +
+  'kernel time, most of what the hop adds (a second socket write and read, the wake-ups), so their ratio stays under this ' +
+  'table\'s; method and figures in bench/README.md ("Instruction counts, repeatable").'
 
 /**
  * Writes the outputs; returns the files written. A partial run (BENCH_ONLY) writes only
