@@ -27,7 +27,7 @@ import type { Limiter } from '../store/limiter.ts'
 import type { SessionStore } from '../store/store.ts'
 import { drainGateway } from './drain.ts'
 import { FrontServer } from './front-server.ts'
-import { buildGateway, type Gateway } from './server.ts'
+import { buildGateway, storeReachable, type Gateway } from './server.ts'
 
 /** Keys a reload cannot apply to a running process; a change to them is reported, not applied. */
 const FIXED_AT_START = ['listen', 'workers', 'store', 'connections', 'admin'] as const
@@ -90,25 +90,6 @@ export class GatewayHost {
     }
   }
 
-  /**
-   * Waits (at most the store's connect_timeout) for a remote store to answer before the port opens:
-   * a gateway that listened first answered its first requests 503 while Redis was still connecting.
-   * A store still away then is logged, and the gateway listens anyway (503 and /readyz tell clients
-   * and the balancer until it comes).
-   */
-  async #storeReachable(): Promise<void> {
-    const store = this.#config.store
-    if (store.type !== 'redis') return
-    const deadline = Date.now() + store.connect_timeout * 1000
-    while (!(await this.#store.ready().catch(() => false))) {
-      if (Date.now() >= deadline) {
-        this.#logger.warn({ waitedS: store.connect_timeout }, 'session store not reachable yet; listening anyway (requests that need it get 503 until it is)')
-        return
-      }
-      await sleep(25)
-    }
-  }
-
   /** The generation serving now. */
   get gateway(): Gateway {
     if (this.#current === undefined) throw new Error('GatewayHost: not started')
@@ -119,7 +100,7 @@ export class GatewayHost {
   async start(): Promise<string> {
     const gateway = await buildGateway(this.#config, { logger: this.#logger, store: this.#store, limiter: this.#limiter, front: this.front })
     await gateway.app.ready()
-    await this.#storeReachable()
+    await storeReachable(this.#config, this.#store, this.#logger)
     this.front.activate(gateway.app.server)
     this.#current = gateway
     const { host, port } = this.#config.listen

@@ -351,9 +351,29 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
   }
 }
 
+/**
+ * Waits (at most the store's connect_timeout) for a remote store to answer before the port opens:
+ * a gateway that listened first answered its first requests 503 while Redis was still connecting.
+ * A store still away then is logged, and the gateway listens anyway (503 and /readyz tell clients
+ * and the balancer until it comes).
+ */
+export async function storeReachable(config: GatewayConfig, store: SessionStore, logger: Logger): Promise<void> {
+  if (config.store.type !== 'redis') return
+  const waitS = config.store.connect_timeout
+  const deadline = Date.now() + waitS * 1000
+  while (!(await store.ready().catch(() => false))) {
+    if (Date.now() >= deadline) {
+      logger.warn({ waitedS: waitS }, 'session store not reachable yet; listening anyway (requests that need it get 503 until it is)')
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
 /** Builds the gateway and listens; `url` is the base URL actually bound (port 0 picks a free port). */
 export async function startGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway & { url: string }> {
   const gateway = await buildGateway(config, options)
+  await storeReachable(config, gateway.store, gateway.logger)
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port })
   if (gateway.metricsApp !== undefined && config.metrics.listen !== undefined) {
     await gateway.metricsApp.listen({ host: config.metrics.listen.host, port: config.metrics.listen.port })
