@@ -24,9 +24,10 @@ const MESSAGE = 'm'.repeat(3_900_000)
 const EVENT_BYTES = 8 * MIB
 const TOTAL = 24 * MIB
 // RSS keeps what the allocator has not handed back of the ~500 MB this process sent, parsed and wrote
-// (the clients are in this process too): measured +116 MiB after the logs were freed. Without the
-// bounds the logs alone held 484 MB (124 answers of 3.9 MB), so this tolerance still catches that.
-const RSS_SLACK = 192 * MIB
+// (the clients are in this process too): measured +67 to +206 MiB after the logs were freed (Node 24
+// in a fresh-clone CI run the highest). Without the bounds the logs alone held 484 MB (124 answers
+// of 3.9 MB), so this tolerance still catches that; the heap assertions say what the gateway holds.
+const RSS_SLACK = 320 * MIB
 
 function memory(): { heap: number; rss: number } {
   gc()
