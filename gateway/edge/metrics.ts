@@ -24,7 +24,7 @@ import cluster from 'node:cluster'
 import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import type { SessionStore } from '../store/store.ts'
 import type { CallEvents } from '../events/call-events.ts'
-import { registerCallMetrics, type UpstreamSource } from '../events/call-metrics.ts'
+import { registerCallMetrics, scrapedMetric, type MetricValue, type UpstreamSource } from '../events/call-metrics.ts'
 
 /** The `method` label of a request whose method is not one of KNOWN_METHODS. */
 export const OTHER_METHOD = 'other'
@@ -64,19 +64,6 @@ interface MethodTally {
   buckets: Float64Array
   count: number
   sumSeconds: number
-}
-
-interface MetricValue { value: number; labels: Record<string, string | number>; metricName?: string }
-
-/** A metric whose values are read from `values()` at scrape time (prom-client's Metric shape). */
-function scrapedMetric(registry: Registry, name: string, help: string, type: 'counter' | 'histogram', values: () => MetricValue[]): void {
-  registry.registerMetric({
-    name,
-    help,
-    type,
-    aggregator: 'sum',
-    get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
-  } as unknown as Parameters<Registry['registerMetric']>[0])
 }
 
 export function createMetrics(options: { routes: readonly string[]; store: SessionStore; openStreams: () => number; calls?: { events: () => CallEvents; upstreams: UpstreamSource } }): GatewayMetrics {

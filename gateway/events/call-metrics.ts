@@ -21,7 +21,8 @@ import { Gauge, type Registry } from 'prom-client'
 import type { UpstreamStatus } from '../upstream/proxy-route.ts'
 import { CALL_BUCKETS, type CallEvents, type Tally } from './call-events.ts'
 
-interface MetricValue { value: number; labels: Record<string, string | number>; metricName?: string }
+/** One sample of a scraped metric; `metricName` names a histogram's _bucket/_sum/_count series. */
+export interface MetricValue { value: number; labels: Record<string, string | number>; metricName?: string }
 
 /** A metric whose values are read from `values()` at scrape time (prom-client's Metric shape). */
 export function scrapedMetric(registry: Registry, name: string, help: string, type: 'counter' | 'histogram', values: () => MetricValue[]): void {
