@@ -51,19 +51,11 @@ export class SessionLifecycle {
     // A reserved session already holds its place under max_sessions.
     if (reserved === undefined) await this.#admit(reclaim)
     const protocolVersion = negotiateVersion(params.protocolVersion)
-    const record: SessionRecord = {
-      id: reserved?.id ?? randomUUID(),
-      route: route.location,
+    const record = freshRecord(reserved?.id ?? randomUUID(), route.location, principal, {
       protocolVersion,
       clientInfo: params.clientInfo as SessionRecord['clientInfo'],
       clientCapabilities: (params.capabilities ?? {}) as SessionRecord['clientCapabilities'],
-      principal,
-      createdAt: Date.now(),
-      initialized: false,
-      logLevel: undefined,
-      subscriptions: [],
-      hidden: [],
-    }
+    })
     // The reservation becomes the session: the store has no change that rewrites a record's client
     // facts, so the record is replaced under the same id. Two initializes of one stream racing each
     // other both pass (the later wins); both come from the stream's own principal.
@@ -79,19 +71,7 @@ export class SessionLifecycle {
    */
   async reserve(principal: string | undefined, reclaim?: () => Promise<boolean>): Promise<SessionRecord> {
     await this.#admit(reclaim)
-    const record: SessionRecord = {
-      id: randomUUID(),
-      route: this.#route.location,
-      protocolVersion: RESERVED,
-      clientInfo: undefined,
-      clientCapabilities: {},
-      principal,
-      createdAt: Date.now(),
-      initialized: false,
-      logLevel: undefined,
-      subscriptions: [],
-      hidden: [],
-    }
+    const record = freshRecord(randomUUID(), this.#route.location, principal, { protocolVersion: RESERVED, clientInfo: undefined, clientCapabilities: {} })
     await this.#store.create(record, this.#idleTtlMs)
     return record
   }
@@ -110,4 +90,14 @@ export class SessionLifecycle {
     this.#notifier.ended(id)
     return existed
   }
+}
+
+/** A session record as it starts: not yet initialized, no log level, nothing subscribed or hidden. */
+function freshRecord(
+  id: string,
+  route: string,
+  principal: string | undefined,
+  client: Pick<SessionRecord, 'protocolVersion' | 'clientInfo' | 'clientCapabilities'>,
+): SessionRecord {
+  return { id, route, ...client, principal, createdAt: Date.now(), initialized: false, logLevel: undefined, subscriptions: [], hidden: [] }
 }
