@@ -1,9 +1,9 @@
 /**
- * One route's protocol engine: dispatches a session's requests to the method table, turns failures
- * into JSON-RPC errors, and routes the client's notifications and answers. Transport-agnostic:
- * transports hand it parsed messages and a `RequestSink`. What a session is made of lives beside it:
- * its lifecycle (`session-lifecycle.ts`), what this worker holds for it (`live-sessions.ts`), what a
- * handler sees of it (`session-views.ts`), the route's events (`route-events.ts`).
+ * One route's protocol engine: hands a session's requests to its request path (`session-requests.ts`:
+ * phases, the method table, failures as JSON-RPC errors), and routes the client's notifications and
+ * answers. Transport-agnostic: transports hand it parsed messages and a `RequestSink`. What a session
+ * is made of lives beside it: its lifecycle (`session-lifecycle.ts`), what this worker holds for it
+ * (`live-sessions.ts`), what a handler sees of it (`session-views.ts`), the route's events (`route-events.ts`).
  */
 import { ResultCache } from '../registry/result-cache.ts'
 import { randomUUID } from 'node:crypto'
@@ -12,13 +12,11 @@ import type { RouteConfig } from '../config/types.ts'
 import type { Caller } from '../wire/caller.ts'
 import { ComponentScopes } from '../registry/component-scopes.ts'
 import type { SessionView } from '../registry/context.ts'
-import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
 import type { ListName, Registry } from '../registry/registry.ts'
 import type { RouteEvent, RouteEventListener } from '../registry/route-server-api.ts'
-import { StoreUnavailableError, type SessionRecord, type SessionStore } from '../store/store.ts'
-import { EdgeCode, McpError, RpcCode } from '../wire/errors.ts'
+import type { SessionRecord, SessionStore } from '../store/store.ts'
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
-import { errorMessage, notification, resultMessage } from '../wire/jsonrpc.ts'
+import { notification } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
 import { discoverCapabilities, serverCapabilities, serverInfo } from './capabilities.ts'
 import { Catalogues, type CatalogueHost } from './catalogues.ts'
@@ -27,22 +25,21 @@ import { LiveSessions } from './live-sessions.ts'
 import { methodTable, type MethodHandler } from './methods/index.ts'
 import { Notifier } from './notifier.ts'
 import type { ContextHost } from './request-context.ts'
-import { HandlerRequestContext } from './request-context.ts'
 import { FairShare } from './fair-share.ts'
 import { RouteEvents } from './route-events.ts'
 import type { RootsCache } from './roots-cache.ts'
 import { SessionLifecycle } from './session-lifecycle.ts'
+import { SessionRequests } from './session-requests.ts'
 import { SessionViews } from './session-views.ts'
 import type { RequestSink, SessionOutlet } from './sink.ts'
 import { StatelessDispatcher } from './stateless/dispatch.ts'
 import type { Envelope } from './stateless/envelope.ts'
 import type { RequestStateCodec } from './stateless/request-state.ts'
-import { traceDispatch, tracing, type TraceHeaders } from './tracing.ts'
+import type { TraceHeaders } from './tracing.ts'
 import { TaskService } from '../tasks/task-service.ts'
-import { CallRecord } from '../events/call-record.ts'
 import type { RouteCalls } from '../events/call-events.ts'
 import type { FilterPhase } from '../phases/filter-phase.ts'
-import type { RewriteOutcome, RewritePhase } from '../phases/rewrite-phase.ts'
+import type { RewritePhase } from '../phases/rewrite-phase.ts'
 
 const EMPTY_PARAMS: JsonObject = Object.freeze({}) as JsonObject
 
@@ -78,6 +75,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
   readonly #fairShare: FairShare
   readonly #views: SessionViews
   readonly #events: RouteEvents
+  readonly #requests: SessionRequests
   #clientRequestSeq = 0
   /** False while the handler's setup runs: what it registers is the route's start, not a run-time change (see `setupDone`). */
   #running = false
@@ -129,6 +127,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
     const capabilities = discoverCapabilities(route, result.capabilities as JsonObject)
     this.stateless = new StatelessDispatcher(this, codec, { capabilities, instructions: route.server.instructions })
     this.catalogues = new Catalogues(this, registry)
+    this.#requests = new SessionRequests(this)
   }
 
   /** The route's catalogue now, as every session without one of its own sees it. */
@@ -189,90 +188,7 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
    * `headers` (the HTTP request's) may carry the trace's parent (`traceparent`) when tracing is on.
    */
   handleRequest(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers?: TraceHeaders): Promise<void> | undefined {
-    if (this.translate !== undefined) request = this.translate(request)
-    const rewrite = this.rewrite
-    if (rewrite === undefined || !rewrite.sees(request.method)) return this.#phases(record, request, sink, caller, headers)
-    const outcome = rewrite.apply(request, caller.principal)
-    if (outcome instanceof Promise) return outcome.then((settled) => this.#rewritten(record, settled, request, sink, caller, headers))
-    return this.#rewritten(record, outcome, request, sink, caller, headers)
-  }
-
-  /** After the rewrite phase: its refusal (counted, decided by 'rewrite'), or the translated request on through the chain. */
-  #rewritten(record: SessionRecord, outcome: RewriteOutcome, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers: TraceHeaders | undefined): Promise<void> | undefined {
-    if ('refusal' in outcome) {
-      const calls = this.calls
-      if (calls === undefined) return void sink.respond(outcome.refusal)
-      const counted = new CallRecord(sink, calls, request, record.id, caller)
-      counted.decision = 'rewrite'
-      return void counted.respond(outcome.refusal)
-    }
-    return this.#phases(record, outcome.request, this.rewrite!.wrap(sink, outcome.request, outcome.rules), caller, headers)
-  }
-
-  /** Counted (call events), filtered (the filter phase), then dispatched. */
-  #phases(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller, headers: TraceHeaders | undefined): Promise<void> | undefined {
-    const calls = this.calls
-    const filter = this.filter
-    if (tracing.on) {
-      const facts = { sessionId: record.id, protocolVersion: record.protocolVersion, address: caller.address, headers }
-      return traceDispatch(request, sink, facts, (traced, span) => {
-        const counted = calls === undefined ? traced : new CallRecord(traced, calls, request, record.id, caller, span)
-        return this.#dispatch(record, request, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
-      })
-    }
-    const counted = calls === undefined ? sink : new CallRecord(sink, calls, request, record.id, caller)
-    return this.#dispatch(record, request, filter === undefined ? counted : filter.wrap(counted, request, caller.principal), caller)
-  }
-
-  #dispatch(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {
-    // Only right after a run-time change (or at start) is there a catalogue to read first.
-    const pending = this.catalogues.ready(record)
-    if (pending === undefined) return this.#dispatchNow(record, request, sink, caller)
-    return pending.then(
-      () => this.#dispatchNow(record, request, sink, caller),
-      (error: unknown) => sink.respond(this.#errorResponse(request, record, error), httpStatusOf(error)),
-    )
-  }
-
-  #dispatchNow(record: SessionRecord, request: JsonRpcRequest, sink: RequestSink, caller: Caller): Promise<void> | undefined {
-    const method = this.#methods.get(request.method)
-    if (method === undefined) {
-      sink.respond(errorMessage(request.id, RpcCode.MethodNotFound, `Method not found: ${request.method}`))
-      return undefined
-    }
-    const params = request.params ?? EMPTY_PARAMS
-    const ctx = new HandlerRequestContext(this, record, request.id, params._meta as JsonObject | undefined, sink, caller)
-    let outcome: JsonObject | Promise<JsonObject>
-    try {
-      outcome = method(this, record, params, ctx)
-    } catch (error) {
-      sink.respond(this.#errorResponse(request, record, error), httpStatusOf(error))
-      return undefined
-    }
-    if (!(outcome instanceof Promise)) {
-      sink.respond(resultMessage(request.id, outcome))
-      return undefined
-    }
-    return this.#settle(record, request, ctx, outcome, sink)
-  }
-
-  /** The rest of an asynchronous request: cancellable (notifications/cancelled) until it settles. */
-  async #settle(record: SessionRecord, request: JsonRpcRequest, ctx: HandlerRequestContext, outcome: Promise<JsonObject>, sink: RequestSink): Promise<void> {
-    const live = this.live.hold(record.id)
-    live.inflight.set(request.id, ctx)
-    let response: JsonRpcResponse
-    let httpStatus: number | undefined
-    try {
-      response = resultMessage(request.id, await outcome)
-    } catch (error) {
-      response = this.#errorResponse(request, record, error)
-      httpStatus = httpStatusOf(error)
-    } finally {
-      live.inflight.delete(request.id)
-      this.live.release(record.id, live)
-    }
-    if (ctx.cancelled) sink.abandon()
-    else sink.respond(response, httpStatus)
+    return this.#requests.handle(record, request, sink, caller, headers)
   }
 
   /** The handler of a method this route serves, if any (the stateless dispatcher shares them). */
@@ -408,20 +324,4 @@ export class McpEndpoint implements ContextHost, CatalogueHost {
     this.notifier.close()
     for (const id of [...this.live.ids()]) this.live.end(id)
   }
-
-  #errorResponse(request: JsonRpcRequest, record: SessionRecord, error: unknown): JsonRpcResponse {
-    if (error instanceof McpError) return errorMessage(request.id, error.code, error.message, error.data)
-    if (error instanceof StoreUnavailableError) {
-      this.logger.warn({ err: error, sessionId: record.id, method: request.method }, 'session store unavailable')
-      const row = EdgeCode.MCP_EDGE_STORE_UNAVAILABLE
-      return errorMessage(request.id, row.rpc, row.message)
-    }
-    const ref = reportFailure(this.logger, error, { sessionId: record.id, method: request.method, requestId: request.id })
-    return errorMessage(request.id, RpcCode.InternalError, internalErrorText(ref))
-  }
-}
-
-/** The HTTP status a failure asks for (a store outage: 503, like every other store failure); undefined: the usual. */
-function httpStatusOf(error: unknown): number | undefined {
-  return error instanceof StoreUnavailableError ? EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.status : undefined
 }
