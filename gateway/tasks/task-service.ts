@@ -12,6 +12,8 @@
  *   tasks/cancel (any worker) ─► store: cancelled ─► bus {cancel} ─► the running worker aborts
  *   tasks/update (any worker) ─► store: answers ─► bus {input} ─► the callback's question resolves
  *   tasks/get (any worker) ─► store ─► unfinished and no heartbeat for producer_timeout? ─► failed
+ *
+ * Where a change goes once stored (the bus, the owner session, pollers) is task-changes.ts.
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
@@ -21,16 +23,16 @@ import type { RequestContext, TaskInfo } from '../registry/context.ts'
 import type { ToolEntry } from '../registry/entries.ts'
 import { internalErrorText, reportFailure } from '../registry/failure-report.ts'
 import { describeErrors } from '../registry/json-schema.ts'
-import type { TaskMessage } from '../store/bus-message.ts'
 import type { SessionRecord, SessionStore } from '../store/store.ts'
 import type { Caller } from '../wire/caller.ts'
 import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
-import { notification, type JsonRpcMessage } from '../wire/jsonrpc.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject, LogLevel } from '../wire/mcp-types.ts'
+import { TaskChanges } from './task-changes.ts'
 import { TaskContext, type ClientAnswerChecks, type TaskLink } from './task-context.ts'
 import { TaskHeartbeat, WORKER } from './task-heartbeat.ts'
 import { declaresTasks, isCoreEra, ownerOf, taskRefusal, tasksRequired } from './task-rules.ts'
-import { coreTask, createTaskResult, isTerminal, type TaskError, type TaskInputRequest, type TaskRecord } from './task-record.ts'
+import { createTaskResult, isTerminal, type TaskError, type TaskInputRequest, type TaskRecord } from './task-record.ts'
 import { TaskRepo } from './task-repo.ts'
 
 /** What the service needs of its route's endpoint. */
@@ -59,11 +61,8 @@ interface Running {
 export class TaskService {
   readonly #host: TaskHost
   readonly #repo: TaskRepo
-  readonly #channel: string
+  readonly #changes: TaskChanges
   readonly #running = new Map<string, Running>()
-  /** Pollers waiting for a task's next change here (tasks/result), by task id. */
-  readonly #wakers = new Map<string, Set<() => void>>()
-  readonly #unsubscribe: () => void
   readonly #aliveMs: number
   readonly #heartbeat: TaskHeartbeat
 
@@ -71,12 +70,16 @@ export class TaskService {
     this.#host = host
     const { tasks } = host.route
     this.#repo = new TaskRepo(host.store.tasks, tasks.max_ttl * 1000)
-    this.#channel = `tasks:${host.route.location}`
     this.#aliveMs = host.route.producer_timeout * 1000
     this.#heartbeat = new TaskHeartbeat(this.#repo, this.#aliveMs, () => this.#running.size > 0, host.logger)
-    this.#unsubscribe = host.store.bus.subscribe(this.#channel, (message) => {
-      if (message.type === 'task') this.#fromBus(message)
-    })
+    this.#changes = new TaskChanges({
+      location: host.route.location,
+      store: host.store,
+      logger: host.logger,
+      notifySession: (id, message) => host.notifySession(id, message),
+      onCancel: (task) => this.#running.get(task)?.controller.abort('cancelled by the client'),
+      onInput: (task) => void this.#takeAnswers(task),
+    }, this.#repo)
   }
 
   /**
@@ -113,7 +116,7 @@ export class TaskService {
     for (;;) {
       const task = await this.get(id, record, caller)
       if (isTerminal(task.status)) return task
-      await this.#nextChange(task.id, task.pollIntervalMs, signal)
+      await this.#changes.nextChange(task.id, task.pollIntervalMs, signal)
       if (signal.aborted) throw taskRefusal('MCP_EDGE_REQUEST_CANCELLED')
     }
   }
@@ -128,14 +131,14 @@ export class TaskService {
   /** Cancels the caller's task, wherever it runs; the record as it ends up (maybe finished before). */
   async cancel(id: unknown, record: SessionRecord, caller: Caller): Promise<{ task: TaskRecord; changed: boolean }> {
     const task = await this.get(id, record, caller)
-    const { record: after, changed } = await this.#change(task.id, (r) => {
+    const { record: after, changed } = await this.#changes.change(task.id, (r) => {
       if (isTerminal(r.status)) return false
       r.status = 'cancelled'
       r.statusMessage = 'Cancelled by the client'
       delete r.inputRequests
       return true
     })
-    if (changed) this.#publish(task.id, 'cancel')
+    if (changed) this.#changes.publish(task.id, 'cancel')
     return { task: after ?? task, changed }
   }
 
@@ -145,7 +148,7 @@ export class TaskService {
       throw new McpError(RpcCode.InvalidParams, 'params.inputResponses must be an object keyed by input request')
     }
     const task = await this.get(id, record, caller)
-    const { changed } = await this.#change(task.id, (r) => {
+    const { changed } = await this.#changes.change(task.id, (r) => {
       if (isTerminal(r.status) || r.inputRequests === undefined) return false
       let taken = false
       for (const [key, answer] of Object.entries(responses)) {
@@ -160,11 +163,11 @@ export class TaskService {
       }
       return taken
     })
-    if (changed) this.#publish(task.id, 'input')
+    if (changed) this.#changes.publish(task.id, 'input')
   }
 
   close(): void {
-    this.#unsubscribe()
+    this.#changes.close()
     this.#heartbeat.stop()
     for (const running of this.#running.values()) running.controller.abort('the gateway is closing')
   }
@@ -227,7 +230,7 @@ export class TaskService {
       }
     }
     try {
-      await this.#change(task.id, (r) => {
+      await this.#changes.change(task.id, (r) => {
         if (isTerminal(r.status)) return false
         delete r.inputRequests
         delete r.inputResponses
@@ -260,11 +263,11 @@ export class TaskService {
       ask: (key, request) => this.#ask(task, running, key, request),
       checks: this.#host.answerChecks,
       viaSession: async (question) => {
-        await this.#change(task.id, (r) => (r.status === 'working' ? ((r.status = 'input_required'), true) : false)).catch(() => undefined)
+        await this.#changes.change(task.id, (r) => (r.status === 'working' ? ((r.status = 'input_required'), true) : false)).catch(() => undefined)
         try {
           return await question()
         } finally {
-          await this.#change(task.id, (r) => (r.status === 'input_required' ? ((r.status = 'working'), true) : false)).catch(() => undefined)
+          await this.#changes.change(task.id, (r) => (r.status === 'input_required' ? ((r.status = 'working'), true) : false)).catch(() => undefined)
         }
       },
       log: (level: LogLevel, data: unknown, logger: string | undefined) => {
@@ -291,7 +294,7 @@ export class TaskService {
       signal.addEventListener('abort', onAbort, { once: true })
       // Waiting before the question is stored: an answer that comes at once finds the waiter.
       running.waiters.set(key, { resolve: (value) => settle(() => resolve(value)), reject: (error) => settle(() => reject(error)) })
-      this.#change(task.id, (r) => {
+      this.#changes.change(task.id, (r) => {
         if (isTerminal(r.status)) return false
         r.inputRequests = { ...r.inputRequests, [key]: request }
         r.status = 'input_required'
@@ -329,30 +332,13 @@ export class TaskService {
 
   async #status(id: string, message: string): Promise<void> {
     try {
-      await this.#change(id, (r) => (isTerminal(r.status) || r.statusMessage === message ? false : ((r.statusMessage = message), true)))
+      await this.#changes.change(id, (r) => (isTerminal(r.status) || r.statusMessage === message ? false : ((r.statusMessage = message), true)))
     } catch (error) {
       this.#host.logger.warn({ err: error, taskId: id }, 'cannot store a task status message')
     }
   }
 
-  // ---- store, bus, heartbeat -----------------------------------------------------------------
-
-  /** A change to a task; a changed status is announced (2025-11-25 sessions, waiting pollers). */
-  async #change(id: string, edit: (record: TaskRecord) => boolean): Promise<{ record: TaskRecord | undefined; changed: boolean }> {
-    const before = { status: '' as string }
-    const outcome = await this.#repo.change(id, (r) => {
-      before.status = r.status
-      return edit(r)
-    })
-    const after = outcome.record
-    if (outcome.changed && after !== undefined && after.status !== before.status) {
-      this.#publish(id, 'status')
-      if (after.era === 'core' && after.owner.startsWith('s:')) {
-        this.#host.notifySession(after.owner.slice(2), notification('notifications/tasks/status', coreTask(after)))
-      }
-    }
-    return outcome
-  }
+  // ---- heartbeat -----------------------------------------------------------------------------
 
   /** An unfinished task whose worker stopped beating fails, so no poller waits for it forever. */
   async #checkAlive(task: TaskRecord): Promise<TaskRecord> {
@@ -360,7 +346,7 @@ export class TaskService {
     const alive = task.worker === WORKER ? this.#running.has(task.id) : await this.#repo.alive(task.worker)
     if (alive) return task
     const row = EdgeCode.MCP_EDGE_TASK_WORKER_GONE
-    const { record } = await this.#change(task.id, (r) => {
+    const { record } = await this.#changes.change(task.id, (r) => {
       if (isTerminal(r.status)) return false
       r.status = 'failed'
       r.error = { code: row.rpc, message: row.message }
@@ -369,43 +355,5 @@ export class TaskService {
       return true
     })
     return record ?? task
-  }
-
-  #publish(task: string, event: TaskMessage['event']): void {
-    this.#host.store.bus.publish(this.#channel, { type: 'task', task, event }).catch((error: unknown) => {
-      this.#host.logger.warn({ err: error, taskId: task, event }, 'bus publish failed')
-    })
-  }
-
-  #fromBus(message: TaskMessage): void {
-    switch (message.event) {
-      case 'cancel':
-        this.#running.get(message.task)?.controller.abort('cancelled by the client')
-        break
-      case 'input':
-        void this.#takeAnswers(message.task)
-        break
-      case 'status':
-        for (const wake of this.#wakers.get(message.task) ?? []) wake()
-        break
-    }
-  }
-
-  /** Resolves at the task's next status change heard here, after `waitMs`, or when `signal` fires. */
-  #nextChange(id: string, waitMs: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      let wakers = this.#wakers.get(id)
-      if (wakers === undefined) this.#wakers.set(id, (wakers = new Set()))
-      const done = (): void => {
-        clearTimeout(timer)
-        signal.removeEventListener('abort', done)
-        wakers.delete(done)
-        if (wakers.size === 0) this.#wakers.delete(id)
-        resolve()
-      }
-      const timer = setTimeout(done, waitMs)
-      wakers.add(done)
-      signal.addEventListener('abort', done)
-    })
   }
 }
