@@ -14,9 +14,8 @@
  * Returning nothing keeps what the gateway found. A throw or a rejection is never a 500: the request
  * gets 403 naming a reference, and the error is logged under that reference.
  */
-import { access as fileAccess } from 'node:fs/promises'
 import type { IncomingHttpHeaders } from 'node:http'
-import { pathToFileURL } from 'node:url'
+import { loadDefaultExport } from '../server/load-module.ts'
 import { EdgeError } from '../wire/errors.ts'
 
 /** What the access module learns about a request. Read-only; reading it costs nothing extra. */
@@ -79,18 +78,7 @@ function isAccessModule(value: unknown): value is AccessModule {
 
 /** Loads an access module (TypeScript through tsx, like handlers); its default export is `defineAccess(...)` or a plain function. */
 export async function loadAccessModule(file: string): Promise<AccessFunction> {
-  try {
-    await fileAccess(file)
-  } catch {
-    throw new EdgeError('MCP_EDGE_HANDLER_INVALID', `${file}: access module not found`)
-  }
-  let module: Record<string, unknown>
-  try {
-    module = (await import(pathToFileURL(file).href)) as Record<string, unknown>
-  } catch (error) {
-    throw new EdgeError('MCP_EDGE_HANDLER_INVALID', `${file}: cannot load access module: ${(error as Error).message}`)
-  }
-  const exported = module.default
+  const exported = await loadDefaultExport(file, 'access module', 'MCP_EDGE_HANDLER_INVALID')
   if (isAccessModule(exported)) return exported.decide
   if (typeof exported === 'function') return exported as AccessFunction
   throw new EdgeError('MCP_EDGE_HANDLER_INVALID', `${file}: write \`export default defineAccess((request) => { ... })\``)

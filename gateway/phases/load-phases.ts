@@ -2,11 +2,9 @@
  * Loads a route's phase modules (`phases:`), like its handler: TypeScript through tsx's loader, a
  * reload's generation loads them afresh, and a failure names the file (so `mcp-edge check` does).
  */
-import { access } from 'node:fs/promises'
-import { pathToFileURL } from 'node:url'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
-import { GENERATION_PARAMETER } from '../server/load-handler.ts'
+import { loadDefaultExport } from '../server/load-module.ts'
 import { EdgeError } from '../wire/errors.ts'
 import { BuiltinFilter } from './builtin-filter.ts'
 import { FilterPhase, type FilterModule } from './filter-phase.ts'
@@ -21,20 +19,7 @@ export interface PhaseModules {
 }
 
 async function loadPhaseFunction(phase: string, file: string, generation: number): Promise<(...args: never[]) => unknown> {
-  try {
-    await access(file)
-  } catch {
-    throw new EdgeError('MCP_EDGE_PHASE_INVALID', `${file}: ${phase} phase module not found`)
-  }
-  let module: Record<string, unknown>
-  try {
-    const url = pathToFileURL(file)
-    if (generation > 0) url.searchParams.set(GENERATION_PARAMETER, String(generation))
-    module = (await import(url.href)) as Record<string, unknown>
-  } catch (error) {
-    throw new EdgeError('MCP_EDGE_PHASE_INVALID', `${file}: cannot load ${phase} phase module: ${(error as Error).message}`)
-  }
-  const exported = module.default
+  const exported = await loadDefaultExport(file, `${phase} phase module`, 'MCP_EDGE_PHASE_INVALID', generation)
   if (typeof exported === 'function') return exported as (...args: never[]) => unknown
   const found = exported === undefined ? 'has no default export' : `its default export (${typeof exported}) is not a function`
   throw new EdgeError('MCP_EDGE_PHASE_INVALID', `${file}: ${found}; write \`export default function ${phase}(call) { ... }\``)
