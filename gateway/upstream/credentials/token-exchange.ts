@@ -15,8 +15,8 @@ import { subjectToken, type Caller, type VerifiedToken } from '../../wire/caller
 import type { CredentialContext } from './context.ts'
 import { CredentialError, type CredentialHeaders, type CredentialProvider, type Rejection } from './provider.ts'
 import { SecretValue } from './secret-value.ts'
-import { requestToken, type IssuedToken } from './token-endpoint.ts'
-import { TokenKeeper } from './token-keeper.ts'
+import { TokenClient } from './token-client.ts'
+import type { IssuedToken } from './token-endpoint.ts'
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange'
 const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token'
@@ -26,10 +26,8 @@ export class TokenExchange implements CredentialProvider {
   readonly perPrincipal = true
   readonly #upstream: string
   readonly #config: TokenExchangeConfig
-  readonly #secret: SecretValue
+  readonly #client: TokenClient
   readonly #actor: SecretValue | undefined
-  readonly #keeper: TokenKeeper
-  readonly #setting: string
   /** The cache key of each verified token's caller (a token always speaks for one principal with one set of scopes). */
   readonly #keys = new WeakMap<VerifiedToken, string>()
 
@@ -37,16 +35,8 @@ export class TokenExchange implements CredentialProvider {
     const config = upstream.auth!.token_exchange!
     this.#upstream = upstream.name
     this.#config = config
-    this.#secret = new SecretValue(config.client_secret, `upstream ${upstream.name}: auth.token_exchange.client_secret`, context.logger)
+    this.#client = new TokenClient(upstream, 'token_exchange', config, context, config.max_cached)
     this.#actor = config.actor === undefined ? undefined : new SecretValue(config.actor.token, `upstream ${upstream.name}: auth.token_exchange.actor.token`, context.logger)
-    this.#keeper = new TokenKeeper({
-      cache: context.cache,
-      logger: context.logger,
-      refreshBeforeMs: config.refresh_before * 1000,
-      fetchTimeoutMs: config.timeout * 1000,
-      maxHeld: config.max_cached,
-    })
-    this.#setting = [config.token_url, config.client_id, config.scope ?? '', config.audience ?? '', config.resource ?? ''].join('\0')
   }
 
   /** `signal` is not followed: the exchange may be shared by other calls of the same principal (its timeout bounds it). */
@@ -57,18 +47,18 @@ export class TokenExchange implements CredentialProvider {
     }
     let key = this.#keys.get(token)
     if (key === undefined) this.#keys.set(token, (key = this.#keyOf(token, who)))
-    return this.#keeper.get(key, this.#exchange, who)
+    return this.#client.keeper.get(key, this.#exchange, who)
   }
 
   /** The upstream refused the exchanged token: drop this principal's (only), and exchange again once. */
   async rejected(who: Caller | undefined): Promise<Rejection> {
     if (who?.token === undefined) return 'fail'
-    await this.#keeper.drop(this.#keys.get(who.token) ?? this.#keyOf(who.token, who))
+    await this.#client.keeper.drop(this.#keys.get(who.token) ?? this.#keyOf(who.token, who))
     return 'retry'
   }
 
   close(): void {
-    this.#secret.close()
+    this.#client.close()
     this.#actor?.close()
   }
 
@@ -76,7 +66,7 @@ export class TokenExchange implements CredentialProvider {
   #keyOf(token: VerifiedToken, who: Caller): string {
     const issuer = typeof token.claims.iss === 'string' ? token.claims.iss : ''
     const scopes = who.scopes === undefined ? '' : [...who.scopes].sort().join(' ')
-    const id = [this.#setting, issuer, who.principal ?? '', scopes].join('\0')
+    const id = [this.#client.setting, issuer, who.principal ?? '', scopes].join('\0')
     return `tx:${createHash('sha256').update(id).digest('base64url')}`
   }
 
@@ -84,23 +74,16 @@ export class TokenExchange implements CredentialProvider {
     const subject = subjectToken(who)
     if (subject === undefined) return Promise.reject(new CredentialError(this.#upstream, 'no_subject_token', "the caller's token is no longer at hand; call again"))
     const config = this.#config
-    return requestToken({
-      upstream: this.#upstream,
-      tokenUrl: config.token_url,
-      clientId: config.client_id,
-      clientSecret: this.#secret.value,
-      form: {
-        grant_type: GRANT,
-        subject_token: subject,
-        subject_token_type: ACCESS_TOKEN,
-        requested_token_type: ACCESS_TOKEN,
-        audience: config.audience,
-        resource: config.resource,
-        scope: config.scope,
-        actor_token: this.#actor?.value,
-        actor_token_type: config.actor?.token_type,
-      },
-      timeoutMs: config.timeout * 1000,
+    return this.#client.request({
+      grant_type: GRANT,
+      subject_token: subject,
+      subject_token_type: ACCESS_TOKEN,
+      requested_token_type: ACCESS_TOKEN,
+      audience: config.audience,
+      resource: config.resource,
+      scope: config.scope,
+      actor_token: this.#actor?.value,
+      actor_token_type: config.actor?.token_type,
     })
   }
 }
