@@ -5,39 +5,23 @@
  * a handler route and a proxy route, in a session and stateless; `mcp-edge check` naming a phase
  * module that fails to load.
  */
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
+import { connect } from '../e2e/harness.ts'
 import { everythingOverHttp } from '../fixtures/everything-server.ts'
+import { checkConfig, ROOT, text } from './phase-peers.ts'
 
 t.setTimeout(120_000)
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE'
-const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n'))
 
 const tmp = await mkdtemp(join(tmpdir(), 'mcp-edge-phases-'))
 t.teardown(() => rm(tmp, { recursive: true, force: true }))
 
 const FILTER = join(ROOT, 'test/fixtures/phases/filter.ts')
 const HANDLER = join(ROOT, 'test/fixtures/phases/handler.ts')
-
-async function sdkClient(t: { teardown(fn: () => unknown): void }, url: string): Promise<Client> {
-  const client = new Client({ name: 'filter-test', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL(url))
-  await client.connect(transport)
-  t.teardown(async () => {
-    await transport.terminateSession().catch(() => undefined)
-    await client.close()
-  })
-  return client
-}
 
 /** One stateless (2026-07-28-style) tools/call as raw JSON over HTTP, without a session: the other path. */
 async function post(url: string, body: { method: string; params: { name: string; [key: string]: unknown }; [key: string]: unknown }, session?: string): Promise<{ status: number; body: { result?: { content: Array<{ text: string }> }; error?: { code: number; message: string } } }> {
@@ -61,7 +45,7 @@ t.test('a proxy route in front of server-everything: an AWS key redacted from a 
     phases: { filter: FILTER },
     filter: { redact: true },
   }])
-  const client = await sdkClient(t, `${gateway.url}/everything`)
+  const client = await connect(t, `${gateway.url}/everything`)
   t.equal(text(await client.callTool({ name: 'echo', arguments: { message: `key ${AWS_KEY} here` } })), 'Echo: key [REDACTED] here', 'the upstream\'s AKIA key never leaves')
   t.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'hello' } })), 'Echo: hello', 'a clean result passes as it came')
   t.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'swap-me' } })), 'swapped for undefined on /everything tools/call echo', 'the module replaced the result, knowing the call')
@@ -83,7 +67,7 @@ t.test('a handler route: size cap, stack traces withheld, a custom pattern, a se
     filter: { max_result_bytes: 1000, redact: ['internal-\\d+'] },
   }])
   const url = `${gateway.url}/own`
-  const client = await sdkClient(t, url)
+  const client = await connect(t, url)
   t.equal(text(await client.callTool({ name: 'say', arguments: { text: `host internal-42 and ${AWS_KEY}` } })), `host [REDACTED] and ${AWS_KEY}`, 'the configured pattern only (no default set unless asked)')
   await t.rejects(client.callTool({ name: 'big', arguments: {} }), /Result withheld by the route's filter: result over 1000 bytes/)
   const crash = await client.callTool({ name: 'crash', arguments: {} })
@@ -103,7 +87,7 @@ t.test('a handler route: size cap, stack traces withheld, a custom pattern, a se
 
 t.test('a route without phases is untouched', async (t) => {
   const gateway = await gatewayWith(t, [{ location: '/own', server: { name: 'own', version: '1.0.0' }, handler: HANDLER }])
-  const client = await sdkClient(t, `${gateway.url}/own`)
+  const client = await connect(t, `${gateway.url}/own`)
   t.equal(text(await client.callTool({ name: 'say', arguments: { text: `${AWS_KEY} swap-me` } })), `${AWS_KEY} swap-me`)
   t.equal(text(await client.callTool({ name: 'big', arguments: {} })).length, 5000)
 })
@@ -126,10 +110,7 @@ t.test('mcp-edge check names a phase module that fails to load, with its file', 
     '    phases: { filter: not-function.mjs }',
     '',
   ].join('\n'))
-  const child = spawn(process.execPath, [join(ROOT, 'gateway/bin.mjs'), 'check', '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-  const [code] = (await once(child, 'close')) as [number | null]
+  const { code, stderr } = await checkConfig(file)
   t.equal(code, 2, 'exit 2')
   t.match(stderr, `route /a: ${broken}: cannot load filter phase module: cannot start`)
   t.match(stderr, `route /b: ${notFunction}: its default export (number) is not a function`)

@@ -6,37 +6,21 @@
  * rules lay over the route's, and its failure is the phase's (a reference, never a crash); a session
  * and a stateless call alike. `mcp-edge check` names a rewrite module that fails to load.
  */
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
+import { connect } from '../e2e/harness.ts'
 import { everythingOverHttp } from '../fixtures/everything-server.ts'
+import { checkConfig, ROOT, text } from './phase-peers.ts'
 
 t.setTimeout(120_000)
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const HANDLER = join(ROOT, 'test/fixtures/phases/rewrite-handler.ts')
 const MODULE = join(ROOT, 'test/fixtures/phases/rewrite.ts')
-const text = (result: unknown): string => ((result as { content: Array<{ text: string }> }).content.map((c) => c.text).join('\n'))
 
 const tmp = await mkdtemp(join(tmpdir(), 'mcp-edge-rewrite-'))
 t.teardown(() => rm(tmp, { recursive: true, force: true }))
-
-async function sdkClient(t: { teardown(fn: () => unknown): void }, url: string): Promise<Client> {
-  const client = new Client({ name: 'rewrite-test', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL(url))
-  await client.connect(transport)
-  t.teardown(async () => {
-    await transport.terminateSession().catch(() => undefined)
-    await client.close()
-  })
-  return client
-}
 
 /** The error a promise rejects with, as {code, message} (the SDK's McpError carries both). */
 async function refusal(promise: Promise<unknown>): Promise<{ code: number; message: string }> {
@@ -76,7 +60,7 @@ t.test('a proxy route in front of server-everything: a prompt hidden, a tool ren
       prompts: { 'simple-prompt': { hidden: true } },
     },
   }])
-  const client = await sdkClient(t, `${gateway.url}/everything`)
+  const client = await connect(t, `${gateway.url}/everything`)
 
   const tools = (await client.listTools()).tools
   const sayBack = tools.find((tool) => tool.name === 'say_back')
@@ -119,7 +103,7 @@ t.test('a handler route: every kind rewritten, a module laid over the rules, a s
     },
   }])
   const url = `${gateway.url}/own`
-  const client = await sdkClient(t, url)
+  const client = await connect(t, url)
 
   const tools = (await client.listTools()).tools
   t.same(tools.map((tool) => tool.name).sort(), ['crash', 'speak'], 'the module hides drop_table and renames say (its rules replace the route\'s for say)')
@@ -171,14 +155,7 @@ t.test('the config refuses two tools renamed to one name; mcp-edge check names a
     `    phases: { rewrite: ${JSON.stringify(broken)} }`,
     '',
   ].join('\n'))
-  const check = async (config: string): Promise<{ code: number | null; stderr: string }> => {
-    const child = spawn(process.execPath, [join(ROOT, 'gateway/bin.mjs'), 'check', '--config', config], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stderr = ''
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-    const [code] = (await once(child, 'close')) as [number | null]
-    return { code, stderr }
-  }
-  const loaded = await check(file)
+  const loaded = await checkConfig(file)
   t.equal(loaded.code, 2, 'exit 2')
   t.match(loaded.stderr, `route /a: ${broken}: cannot load rewrite phase module: cannot start the rewrite`, 'the module and its file')
 
@@ -191,7 +168,7 @@ t.test('the config refuses two tools renamed to one name; mcp-edge check names a
     '    rewrite: { tools: { say: { name: talk }, crash: { name: talk } } }',
     '',
   ].join('\n'))
-  const clashed = await check(clash)
+  const clashed = await checkConfig(clash)
   t.equal(clashed.code, 2)
   t.match(clashed.stderr, /"crash" and "say" are both renamed to "talk"/, 'a rename collision is a config error')
 })
