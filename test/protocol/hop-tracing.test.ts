@@ -4,7 +4,6 @@
 // of the gateway's SERVER span, whose CLIENT span (the hop) is the parent of the upstream's SERVER span.
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import t from 'tap'
@@ -13,23 +12,14 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
 import { startGatewayProcess } from '../cluster/gateway-process.ts'
-import { OTEL_KEYS, attributes, receiver, until, type OtlpSpan } from './fixtures/otlp-receiver.ts'
+import { attributes, catalogRoute, exportTracesTo, receiver, until, type OtlpSpan } from './fixtures/otlp-receiver.ts'
 
-const catalog = fileURLToPath(new URL('../e2e/fixtures/catalog.ts', import.meta.url))
-const route = { location: '/catalog', handler: catalog, server: { name: 'catalog', version: '1.0.0' } }
 
 t.test('one trace: downstream client → gateway SERVER span → hop CLIENT span → upstream SERVER span', async (t) => {
   const otlp = await receiver(t)
-  for (const key of OTEL_KEYS) delete process.env[key]
-  Object.assign(process.env, {
-    OTEL_TRACES_EXPORTER: 'otlp',
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlp.endpoint,
-    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
-    OTEL_BSP_SCHEDULE_DELAY: '100',
-  })
-  t.teardown(() => { for (const key of OTEL_KEYS) delete process.env[key] })
+  exportTracesTo(t, otlp.endpoint)
   process.env.OTEL_SERVICE_NAME = 'upstream'
-  const upstream = await startGatewayProcess(t, { routes: [route] })
+  const upstream = await startGatewayProcess(t, { routes: [catalogRoute] })
   process.env.OTEL_SERVICE_NAME = 'gateway'
   const gateway = await startGatewayProcess(t, {
     workers: 2,

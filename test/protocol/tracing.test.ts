@@ -1,30 +1,19 @@
 // Traces for real: a gateway process exporting OTLP/HTTP (JSON) to a receiver this test runs on
 // loopback, driven by the official SDK client with a W3C traceparent header. And the same gateway
 // without OTEL_* in its environment exports nothing.
-import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import t from 'tap'
 import { startGatewayProcess } from '../cluster/gateway-process.ts'
-import { OTEL_KEYS, attributes, receiver, until } from './fixtures/otlp-receiver.ts'
+import { OTEL_KEYS, attributes, catalogRoute, exportTracesTo, receiver, until } from './fixtures/otlp-receiver.ts'
 
-const catalog = fileURLToPath(new URL('../e2e/fixtures/catalog.ts', import.meta.url))
-const route = { location: '/catalog', handler: catalog, server: { name: 'catalog', version: '1.0.0' } }
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const PARENT_ID = '00f067aa0ba902b7'
 
 t.test('a tools/call is a SERVER span under the traceparent the client sent, exported over OTLP/HTTP', async (t) => {
   const otlp = await receiver(t)
-  // The child inherits process.env at spawn (tap runs this file in its own process).
-  for (const key of OTEL_KEYS) delete process.env[key]
-  Object.assign(process.env, {
-    OTEL_TRACES_EXPORTER: 'otlp',
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlp.endpoint,
-    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
-    OTEL_BSP_SCHEDULE_DELAY: '100',
-  })
-  t.teardown(() => { for (const key of OTEL_KEYS) delete process.env[key] })
-  const gateway = await startGatewayProcess(t, { routes: [route] })
+  exportTracesTo(t, otlp.endpoint)
+  const gateway = await startGatewayProcess(t, { routes: [catalogRoute] })
   const client = new Client({ name: 'trace-test', version: '1.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/catalog`), {
     requestInit: { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: 'vendor=1' } },
@@ -74,9 +63,9 @@ t.test('off: without OTEL_* (and with OTEL_SDK_DISABLED=true) the gateway export
   const otlp = await receiver(t)
   for (const key of OTEL_KEYS) delete process.env[key]
   t.teardown(() => { for (const key of OTEL_KEYS) delete process.env[key] })
-  const plain = await startGatewayProcess(t, { routes: [route] })
+  const plain = await startGatewayProcess(t, { routes: [catalogRoute] })
   Object.assign(process.env, { OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlp.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' })
-  const disabled = await startGatewayProcess(t, { routes: [route] })
+  const disabled = await startGatewayProcess(t, { routes: [catalogRoute] })
   for (const gateway of [plain, disabled]) {
     const client = new Client({ name: 'trace-test', version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/catalog`), {
