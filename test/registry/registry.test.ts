@@ -2,34 +2,13 @@ import t from 'tap'
 import { mcp, type Component } from '../../gateway/registry/components.ts'
 import { Registry, type ListName } from '../../gateway/registry/registry.ts'
 import type { JsonObject } from '../../gateway/wire/mcp-types.ts'
+import { JSON_SCHEMA_2020_12 } from '../../handlers/conformance-assets.ts'
 
 const noPages = { pagination: { tools: 0, prompts: 0, resources: 0 } }
 const text = () => 'x'
 
-// The conformance fixture's 2020-12 schema: $defs, $anchor, $ref, allOf/anyOf, if/then/else.
-const CONFORMANCE_SCHEMA: JsonObject = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  $defs: {
-    address: {
-      $anchor: 'addressDef',
-      type: 'object',
-      properties: { street: { type: 'string' }, city: { type: 'string' } },
-    },
-  },
-  properties: {
-    name: { type: 'string' },
-    address: { $ref: '#/$defs/address' },
-    contactMethod: { type: 'string', enum: ['phone', 'email'] },
-    phone: { type: 'string' },
-    email: { type: 'string' },
-  },
-  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
-  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
-  then: { required: ['phone'] },
-  else: { required: ['email'] },
-  additionalProperties: false,
-}
+// The conformance fixture's 2020-12 schema ($defs, $anchor, $ref, allOf/anyOf, if/then/else), the one it serves.
+const CONFORMANCE_SCHEMA = JSON_SCHEMA_2020_12
 
 // Output schemas typed as plain JsonObjects type nothing, so the string-returning `text` goes with
 // them: these tests look at validators and descriptors, not at calls.
