@@ -12,6 +12,7 @@ import {
 import { observed } from './fixtures/live.ts'
 import { connect, fixture, gatewayWith } from './harness.ts'
 import { eventually } from '../fixtures/waiting.ts'
+import { abandonSlow } from './live-calls.ts'
 
 const route = { location: '/live', handler: fixture('live'), server: { name: 'live', version: '1.0.0' } }
 const everything = { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } }
@@ -34,12 +35,7 @@ t.test('progress notifications arrive before the result, with the request token'
 t.test('cancellation: the handler sees signal.aborted and no response arrives', async (t) => {
   const gateway = await gatewayWith(t, [route])
   const client = await connect(t, `${gateway.url}/live`)
-  const controller = new AbortController()
-  const call = client.callTool({ name: 'slow', arguments: { steps: 50 } }, undefined, {
-    signal: controller.signal,
-    onprogress: (p) => { if (p.progress === 2) controller.abort('enough') },
-  })
-  await t.rejects(call, 'the client gives up')
+  await abandonSlow(t, client)
   await eventually(() => observed.aborted)
   t.equal(observed.completed, false, 'the handler stopped')
   t.same(await client.ping(), {}, 'the session goes on')

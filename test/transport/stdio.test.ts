@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fixture } from '../e2e/harness.ts'
+import { abandonSlow, slowWithProgress } from '../e2e/live-calls.ts'
 
 // Each test has its own child process, and most of a test's time is that child starting (tsx
 // compiling the gateway): run them side by side, and allow for a busy machine.
@@ -114,12 +115,7 @@ t.test('initialize, tools/list, tools/call with progress and sampling over the S
       model: 'stdio-model',
       content: { type: 'text', text: `echo ${(request.params.messages[0]!.content as { text: string }).text}` },
     })))
-  t.same(client.getServerVersion(), { name: 'live', version: '1.0.0' })
-  const { tools } = await client.listTools()
-  t.ok(tools.some((tool) => tool.name === 'slow'))
-  const seen: number[] = []
-  const result = await client.callTool({ name: 'slow', arguments: { steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) })
-  t.equal(text(result), 'done after 3 steps')
+  const seen = await slowWithProgress(t, client)
   const call = received.findIndex((message) => message.id !== undefined && message.method === undefined && JSON.stringify(message).includes('done after 3 steps'))
   t.same(received.slice(0, call).filter((message) => message.method === 'notifications/progress').map((message) => message.params?.progress), [1, 2, 3], 'every progress notification reaches the client, in order, before the result')
   t.same(seen, [1, 2, 3].slice(0, seen.length), "the SDK's handler sees them in order (it drops those read together with the result: a busy machine reads them all at once)")
@@ -128,12 +124,7 @@ t.test('initialize, tools/list, tools/call with progress and sampling over the S
 
 t.test('cancellation reaches the handler: its request ends without a response', async (t) => {
   const { client, logs } = await connectStdio(t)
-  const controller = new AbortController()
-  const call = client.callTool({ name: 'slow', arguments: { steps: 50 } }, undefined, {
-    signal: controller.signal,
-    onprogress: (p) => { if (p.progress === 2) controller.abort('enough') },
-  })
-  await t.rejects(call, 'the client gives up')
+  await abandonSlow(t, client)
   const deadline = Date.now() + 3000
   const cancelled = () => logs.some((line) => /"method":"tools\/call","outcome":"cancelled"/.test(line))
   while (!cancelled() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))

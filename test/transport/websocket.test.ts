@@ -15,6 +15,7 @@ import { WebSocket, type ClientOptions } from 'ws'
 import { observed } from '../e2e/fixtures/live.ts'
 import { connect, fixture, gatewayWith } from '../e2e/harness.ts'
 import { eventually } from '../fixtures/waiting.ts'
+import { abandonSlow, slowWithProgress } from '../e2e/live-calls.ts'
 
 // Node 20 has no global WebSocket; the SDK transport calls `new WebSocket(url, 'mcp')`.
 ;(globalThis as { WebSocket?: unknown }).WebSocket = WebSocket
@@ -92,12 +93,7 @@ function refusal(url: string, protocol: string | string[], options: ClientOption
 t.test('initialize, tools/list and tools/call with progress over the SDK WebSocket transport', async (t) => {
   const gateway = await gatewayWith(t, [route])
   const client = await connectWs(t, wsUrl(gateway.url))
-  t.same(client.getServerVersion(), { name: 'live', version: '1.0.0' })
-  const { tools } = await client.listTools()
-  t.ok(tools.some((tool) => tool.name === 'slow'))
-  const seen: number[] = []
-  const result = await client.callTool({ name: 'slow', arguments: { steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) })
-  t.equal(text(result), 'done after 3 steps')
+  const seen = await slowWithProgress(t, client)
   // The SDK runs notification handlers a microtask late: when the last progress frame and the
   // response arrive in one read, it has already forgotten the token. The wire order is checked below.
   t.same(seen.slice(0, 2), [1, 2])
@@ -129,12 +125,7 @@ t.test('sampling, elicitation and roots go to the client over the socket and com
 t.test('cancellation: the handler sees its signal fire and the session goes on', async (t) => {
   const gateway = await gatewayWith(t, [route])
   const client = await connectWs(t, wsUrl(gateway.url))
-  const controller = new AbortController()
-  const call = client.callTool({ name: 'slow', arguments: { steps: 50 } }, undefined, {
-    signal: controller.signal,
-    onprogress: (p) => { if (p.progress === 2) controller.abort('enough') },
-  })
-  await t.rejects(call, 'the client gives up')
+  await abandonSlow(t, client)
   await eventually(() => observed.aborted)
   t.equal(observed.completed, false)
   t.same(await client.ping(), {})
