@@ -12,7 +12,7 @@ import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
 import { connect } from '../e2e/harness.ts'
 import { everythingOverHttp } from '../fixtures/everything-server.ts'
-import { checkConfig, ROOT, text } from './phase-peers.ts'
+import { checkRoutes, ROOT, routeYaml, text } from './phase-peers.ts'
 
 t.setTimeout(120_000)
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE'
@@ -97,20 +97,11 @@ t.test('mcp-edge check names a phase module that fails to load, with its file', 
   await writeFile(broken, 'throw new Error("cannot start")\n')
   const notFunction = join(tmp, 'not-function.mjs')
   await writeFile(notFunction, 'export default 42\n')
-  const file = join(tmp, 'gateway.yaml')
-  await writeFile(file, [
-    'routes:',
-    '  - location: /a',
-    '    server: { name: a, version: 1.0.0 }',
-    `    handler: ${JSON.stringify(HANDLER)}`,
-    `    phases: { filter: ${JSON.stringify(broken)} }`,
-    '  - location: /b',
-    '    server: { name: b, version: 1.0.0 }',
-    `    handler: ${JSON.stringify(HANDLER)}`,
-    '    phases: { filter: not-function.mjs }',
-    '',
-  ].join('\n'))
-  const { code, stderr } = await checkConfig(file)
+  const { code, stderr } = await checkRoutes(
+    join(tmp, 'gateway.yaml'),
+    routeYaml('/a', HANDLER, `phases: { filter: ${JSON.stringify(broken)} }`),
+    routeYaml('/b', HANDLER, 'phases: { filter: not-function.mjs }'),
+  )
   t.equal(code, 2, 'exit 2')
   t.match(stderr, `route /a: ${broken}: cannot load filter phase module: cannot start`)
   t.match(stderr, `route /b: ${notFunction}: its default export (number) is not a function`)

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -19,4 +20,15 @@ export async function checkConfig(file: string): Promise<{ code: number | null; 
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
   const [code] = (await once(child, 'close')) as [number | null]
   return { code, stderr }
+}
+
+/** One route of a gateway.yaml (a handler route named for its location), `extra` lines under it. */
+export function routeYaml(location: string, handler: string, ...extra: string[]): string[] {
+  return [`  - location: ${location}`, `    server: { name: ${location.slice(1)}, version: 1.0.0 }`, `    handler: ${JSON.stringify(handler)}`, ...extra.map((line) => `    ${line}`)]
+}
+
+/** Writes `routes` (routeYaml's) as the config `file` and runs `mcp-edge check` on it. */
+export async function checkRoutes(file: string, ...routes: string[][]): Promise<{ code: number | null; stderr: string }> {
+  await writeFile(file, ['routes:', ...routes.flat(), ''].join('\n'))
+  return checkConfig(file)
 }

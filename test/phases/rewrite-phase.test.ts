@@ -13,7 +13,7 @@ import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
 import { connect } from '../e2e/harness.ts'
 import { everythingOverHttp } from '../fixtures/everything-server.ts'
-import { checkConfig, ROOT, text } from './phase-peers.ts'
+import { checkRoutes, ROOT, routeYaml, text } from './phase-peers.ts'
 
 t.setTimeout(120_000)
 const HANDLER = join(ROOT, 'test/fixtures/phases/rewrite-handler.ts')
@@ -146,29 +146,11 @@ t.test('a handler route: every kind rewritten, a module laid over the rules, a s
 t.test('the config refuses two tools renamed to one name; mcp-edge check names a rewrite module that fails to load', async (t) => {
   const broken = join(tmp, 'broken-rewrite.ts')
   await writeFile(broken, 'throw new Error("cannot start the rewrite")\n')
-  const file = join(tmp, 'gateway.yaml')
-  await writeFile(file, [
-    'routes:',
-    '  - location: /a',
-    '    server: { name: a, version: 1.0.0 }',
-    `    handler: ${JSON.stringify(HANDLER)}`,
-    `    phases: { rewrite: ${JSON.stringify(broken)} }`,
-    '',
-  ].join('\n'))
-  const loaded = await checkConfig(file)
+  const loaded = await checkRoutes(join(tmp, 'gateway.yaml'), routeYaml('/a', HANDLER, `phases: { rewrite: ${JSON.stringify(broken)} }`))
   t.equal(loaded.code, 2, 'exit 2')
   t.match(loaded.stderr, `route /a: ${broken}: cannot load rewrite phase module: cannot start the rewrite`, 'the module and its file')
 
-  const clash = join(tmp, 'clash.yaml')
-  await writeFile(clash, [
-    'routes:',
-    '  - location: /a',
-    '    server: { name: a, version: 1.0.0 }',
-    `    handler: ${JSON.stringify(HANDLER)}`,
-    '    rewrite: { tools: { say: { name: talk }, crash: { name: talk } } }',
-    '',
-  ].join('\n'))
-  const clashed = await checkConfig(clash)
+  const clashed = await checkRoutes(join(tmp, 'clash.yaml'), routeYaml('/a', HANDLER, 'rewrite: { tools: { say: { name: talk }, crash: { name: talk } } }'))
   t.equal(clashed.code, 2)
   t.match(clashed.stderr, /"crash" and "say" are both renamed to "talk"/, 'a rename collision is a config error')
 })
