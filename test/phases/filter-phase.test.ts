@@ -12,7 +12,7 @@ import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
 import { connect } from '../e2e/harness.ts'
 import { everythingOverHttp } from '../fixtures/everything-server.ts'
-import { checkRoutes, ROOT, routeYaml, text } from './phase-peers.ts'
+import { checkRoutes, everythingRoute, ROOT, routeYaml, text } from './phase-peers.ts'
 
 t.setTimeout(120_000)
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE'
@@ -37,14 +37,10 @@ async function post(url: string, body: { method: string; params: { name: string;
 
 t.test('a proxy route in front of server-everything: an AWS key redacted from a tool result, the module replaces and withholds', async (t) => {
   const { port } = await everythingOverHttp(t, 20_000)
-  const gateway = await gatewayWith(t, [{
-    location: '/everything',
-    server: { name: 'proxy', version: '1.0.0' },
-    upstreams: [{ name: 'everything', url: `http://127.0.0.1:${port}/mcp`, timeout: 20 }],
-    prefix: 'never',
+  const gateway = await gatewayWith(t, [everythingRoute(port, {
     phases: { filter: FILTER },
     filter: { redact: true },
-  }])
+  })])
   const client = await connect(t, `${gateway.url}/everything`)
   t.equal(text(await client.callTool({ name: 'echo', arguments: { message: `key ${AWS_KEY} here` } })), 'Echo: key [REDACTED] here', 'the upstream\'s AKIA key never leaves')
   t.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'hello' } })), 'Echo: hello', 'a clean result passes as it came')

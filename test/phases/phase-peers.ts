@@ -32,3 +32,14 @@ export async function checkRoutes(file: string, ...routes: string[][]): Promise<
   await writeFile(file, ['routes:', ...routes.flat(), ''].join('\n'))
   return checkConfig(file)
 }
+
+/** A proxy route `/everything` in front of server-everything on `port`, its names unprefixed; `phases` keys laid over. */
+export function everythingRoute(port: number, phases: object): object {
+  return {
+    location: '/everything',
+    server: { name: 'proxy', version: '1.0.0' },
+    upstreams: [{ name: 'everything', url: `http://127.0.0.1:${port}/mcp`, timeout: 20 }],
+    prefix: 'never',
+    ...phases,
+  }
+}

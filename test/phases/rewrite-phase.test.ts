@@ -13,7 +13,7 @@ import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
 import { connect } from '../e2e/harness.ts'
 import { everythingOverHttp } from '../fixtures/everything-server.ts'
-import { checkRoutes, ROOT, routeYaml, text } from './phase-peers.ts'
+import { checkRoutes, everythingRoute, ROOT, routeYaml, text } from './phase-peers.ts'
 
 t.setTimeout(120_000)
 const HANDLER = join(ROOT, 'test/fixtures/phases/rewrite-handler.ts')
@@ -50,16 +50,12 @@ async function stateless(url: string, id: number, method: string, params: Record
 
 t.test('a proxy route in front of server-everything: a prompt hidden, a tool renamed and redescribed', async (t) => {
   const { port } = await everythingOverHttp(t, 20_000)
-  const gateway = await gatewayWith(t, [{
-    location: '/everything',
-    server: { name: 'proxy', version: '1.0.0' },
-    upstreams: [{ name: 'everything', url: `http://127.0.0.1:${port}/mcp`, timeout: 20 }],
-    prefix: 'never',
+  const gateway = await gatewayWith(t, [everythingRoute(port, {
     rewrite: {
       tools: { echo: { name: 'say_back', description: 'Repeats your message word for word', title: 'Say back', annotations: { readOnlyHint: true } } },
       prompts: { 'simple-prompt': { hidden: true } },
     },
-  }])
+  })])
   const client = await connect(t, `${gateway.url}/everything`)
 
   const tools = (await client.listTools()).tools
