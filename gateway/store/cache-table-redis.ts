@@ -18,7 +18,7 @@
  *
  * Times come from the Redis server (TIME), so hosts with skewed clocks agree on expiry.
  */
-import type { RedisClient } from './redis-connection.ts'
+import { defineScripts, type RedisClient } from './redis-connection.ts'
 import type { CacheBounds, CacheRead, CacheTable, CacheWrite } from './cache-table.ts'
 
 /** Removes one entry and everything that counts it; shared by every script. */
@@ -135,11 +135,12 @@ export class RedisCacheTable implements CacheTable {
     this.#prefix = `${prefix}{c}`
     this.#slot = `${this.#prefix}n`
     this.#run = run
-    redis.defineCommand('mcpEdgeCacheWrite', { numberOfKeys: 1, lua: WRITE })
-    redis.defineCommand('mcpEdgeCacheRead', { numberOfKeys: 1, lua: READ })
-    redis.defineCommand('mcpEdgeCacheDrop', { numberOfKeys: 1, lua: DROP })
-    redis.defineCommand('mcpEdgeCacheUsage', { numberOfKeys: 1, lua: USAGE })
-    this.#commands = redis as unknown as CacheCommands
+    this.#commands = defineScripts<CacheCommands>(redis, {
+      mcpEdgeCacheWrite: { numberOfKeys: 1, lua: WRITE },
+      mcpEdgeCacheRead: { numberOfKeys: 1, lua: READ },
+      mcpEdgeCacheDrop: { numberOfKeys: 1, lua: DROP },
+      mcpEdgeCacheUsage: { numberOfKeys: 1, lua: USAGE },
+    })
   }
 
   async read(keys: readonly string[], groups: readonly string[]): Promise<CacheRead> {

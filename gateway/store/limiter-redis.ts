@@ -13,7 +13,7 @@
  * reads session keys (another slot): at its quota it returns the members, this side asks which still
  * exist, drops the others and tries once more.
  */
-import { connectRedis, type RedisConnectionOptions } from './redis-connection.ts'
+import { connectRedis, defineScripts, type RedisConnectionOptions } from './redis-connection.ts'
 import { ADMIT_TTL_MS, fairShare, RECLAIM_CANDIDATES, RECLAIM_IDLE_MS, type LimitRequest, type Limiter, type Verdict } from './limiter.ts'
 import { StoreUnavailableError } from './store.ts'
 
@@ -102,10 +102,11 @@ export class RedisLimiter implements Limiter {
   constructor(options: RedisLimiterOptions) {
     const redis = connectRedis(options, 'commands')
     redis.on('error', () => undefined) // the store reports outages; a check while Redis is away fails with 503
-    redis.defineCommand('mcpEdgeLimitTake', { lua: TAKE })
-    redis.defineCommand('mcpEdgeLimitAdmit', { numberOfKeys: 2, lua: ADMIT })
-    redis.defineCommand('mcpEdgeLimitHeaviest', { numberOfKeys: 2, lua: HEAVIEST })
-    this.#redis = redis as unknown as LimiterCommands
+    this.#redis = defineScripts<LimiterCommands>(redis, {
+      mcpEdgeLimitTake: { lua: TAKE },
+      mcpEdgeLimitAdmit: { numberOfKeys: 2, lua: ADMIT },
+      mcpEdgeLimitHeaviest: { numberOfKeys: 2, lua: HEAVIEST },
+    })
     this.#prefix = options.keyPrefix
     this.#tag = `{${options.keyPrefix}l}`
   }

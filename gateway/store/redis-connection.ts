@@ -125,3 +125,12 @@ export function connectRedis(options: RedisConnectionOptions, role: 'commands' |
     }
   }
 }
+
+/**
+ * Defines `scripts` on `redis` (ioredis `defineCommand`, each by name) and returns the client typed as
+ * the commands they add (a script's name must be one of them; they may include plain commands too).
+ */
+export function defineScripts<Commands>(redis: RedisClient, scripts: { readonly [Name in keyof Commands]?: { readonly numberOfKeys?: number; readonly lua: string } }): Commands {
+  for (const [name, script] of Object.entries<{ numberOfKeys?: number; lua: string } | undefined>(scripts)) if (script !== undefined) redis.defineCommand(name, script)
+  return redis as unknown as Commands
+}

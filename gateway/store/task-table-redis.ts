@@ -8,7 +8,7 @@
  * one on the owner's index: never both keys in one script, so it runs on Redis Cluster too. Times
  * come from the Redis server (TIME), so hosts with skewed clocks agree on expiry.
  */
-import type { RedisClient } from './redis-connection.ts'
+import { defineScripts, type RedisClient } from './redis-connection.ts'
 import type { TaskEntry, TaskTable } from './task-table.ts'
 
 const WRITE = `local raw = redis.call('GET', KEYS[1])
@@ -52,11 +52,12 @@ export class RedisTaskTable implements TaskTable {
     this.#redis = redis
     this.#prefix = prefix
     this.#run = run
-    redis.defineCommand('mcpEdgeTaskWrite', { numberOfKeys: 1, lua: WRITE })
-    redis.defineCommand('mcpEdgeTaskIndex', { numberOfKeys: 1, lua: INDEX })
-    redis.defineCommand('mcpEdgeTaskLive', { numberOfKeys: 1, lua: LIVE })
-    redis.defineCommand('mcpEdgeTaskCount', { numberOfKeys: 1, lua: COUNT })
-    this.#commands = redis as unknown as TaskCommands
+    this.#commands = defineScripts<TaskCommands>(redis, {
+      mcpEdgeTaskWrite: { numberOfKeys: 1, lua: WRITE },
+      mcpEdgeTaskIndex: { numberOfKeys: 1, lua: INDEX },
+      mcpEdgeTaskLive: { numberOfKeys: 1, lua: LIVE },
+      mcpEdgeTaskCount: { numberOfKeys: 1, lua: COUNT },
+    })
   }
 
   async read(key: string): Promise<TaskEntry | undefined> {
