@@ -267,7 +267,7 @@ export class StatelessDispatcher {
   }
 
   #fail(request: JsonRpcRequest, error: unknown, sink: StatelessSink): void {
-    // A store outage is a 503 here too, as on a session (endpoint.ts), not an internal error.
+    // A store outage is a 503 here too, as on a session (session-requests.ts), not an internal error.
     if (error instanceof EdgeError && error.code === 'MCP_EDGE_STORE_UNAVAILABLE') {
       this.#endpoint.logger.warn({ err: error, method: request.method }, 'session store unavailable')
       sink.respond(errorMessage(request.id, error.rpcCode, EdgeCode.MCP_EDGE_STORE_UNAVAILABLE.message), error.status)
