@@ -410,7 +410,7 @@ export function formatMarkdown(results: BenchResults, image: string): string {
   const cached = results.catalogue ?? { skipped: 'not run' }
   if (isSkipped(cached)) out.push(`| list and result caches | skipped: ${cached.skipped} |`)
   else {
-    for (const row of cached.rows) out.push(`| ${row.name} (catalogue-cache.ts) | ${fmtInt(row.opsPerS)} ops/s, p50 ${fmt(row.p50Ms)} ms, p99 ${fmt(row.p99Ms)} ms, ${fmtInt(row.cpuUsPerOp)} µs CPU/op, ${fmt(row.upstreamPerOp)} upstream requests/op |`)
+    for (const row of cached.rows) out.push(`| ${row.name} (catalogue-cache.ts) | ${fmtInt(row.opsPerS)} ops/s, p50 ${fmt(row.p50Ms)} ms, p99 ${fmt(row.p99Ms)} ms, ${fmtInt(row.cpuUsPerOp)} µs CPU/op, ${fmt(row.upstreamPerOp)} upstream requests/op, load generator at ${row.loadCpuPct ?? '?'}% of its core |`)
     out.push(`| warm list ÷ uncached; cached result ÷ uncached call | ${fmt(cached.listSpeedup)} ×; ${fmt(cached.callSpeedup)} × |`)
   }
   const saturatedProxy = saturatedProxyLine(results)

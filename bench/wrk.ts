@@ -1,5 +1,5 @@
 /**
- * Runs wrk (pinned to the load core) with wrk/tools-call.lua and reads its report: req/s and the
+ * Runs wrk (pinned to the load core) with wrk/tools-call.lua (tools/call, or tools/list) and reads its report: req/s and the
  * latency distribution from wrk's own output, the answer checks from the script's BENCH_CHECK line,
  * socket errors added to the errors. wrk runs under `sh -c '…; times'` so its CPU time is known: a
  * load generator near 100% of its core means the req/s measured is a floor, not the server's limit.
@@ -30,6 +30,10 @@ export interface WrkLoad {
   rest?: string
   /** Tool search's meta-tool: every request is `call_tool {name: tool, arguments}` (a `catalogue: search` route). */
   viaCallTool?: boolean
+  /** The same message in every call (answered `echo: <it>`), where a row needs the same arguments every time (a result cache). */
+  message?: string
+  /** Every request a tools/list instead of a call; each answer must contain `expect`. */
+  list?: { expect: string }
 }
 
 export interface WrkOptions {
@@ -86,6 +90,9 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     BENCH_EXTRA: options.load.extraArguments ?? '',
     BENCH_REST: options.load.rest ?? '',
     BENCH_VIA_CALL_TOOL: options.load.viaCallTool === true ? '1' : '0',
+    BENCH_MESSAGE: options.load.message ?? '',
+    BENCH_LIST: options.load.list === undefined ? '0' : '1',
+    BENCH_EXPECT: options.load.list?.expect ?? '',
   }
   const [command, commandArgs] = pinned(LOAD_CORE, 'wrk', args)
   const started = performance.now()

@@ -16,9 +16,13 @@
 --                   request is GET <path>m<id>, and its answer must be exactly the text "echo: m<id>"
 --                   (the direct call an openapi upstream's row is compared with)
 --   BENCH_VIA_CALL_TOOL 1: call the tool through tool search's call_tool {name, arguments} (catalogue: search)
+--   BENCH_MESSAGE   the same message in every call instead of "m<id>" (a result cache's row), answered "echo: <it>"
+--   BENCH_LIST      1: every request is a tools/list instead, and its answer must hold BENCH_EXPECT
+--   BENCH_EXPECT    text every tools/list answer must contain (e.g. the last tool's "name":"…")
 --
 -- An answer counts as an error unless: status 200, its JSON-RPC id is one this thread sent and has
--- not seen answered yet, its text is exactly "echo: m<id>", and it carries BENCH_PROGRESS progress
+-- not seen answered yet, its text is exactly "echo: m<id>" (or BENCH_MESSAGE's; a list: it holds
+-- BENCH_EXPECT), and it carries BENCH_PROGRESS progress
 -- notifications. done() prints one parseable line:
 --   BENCH_CHECK checked=<answers> errors=<bad answers> p50_us=<..> p99_us=<..>
 -- and, when something failed, BENCH_SAMPLE <the first problem and the start of its body>.
@@ -50,7 +54,8 @@ function init(args)
   if authorization ~= "" then head = head .. "Authorization: " .. authorization .. "\r\n" end
   envelope = ""
   if os.getenv("BENCH_STATELESS") == "1" then
-    head = head .. "Mcp-Method: tools/call\r\nMcp-Name: " .. tool .. "\r\n"
+    if list then head = head .. "Mcp-Method: tools/list\r\n"
+    else head = head .. "Mcp-Method: tools/call\r\nMcp-Name: " .. tool .. "\r\n" end
     envelope = '"io.modelcontextprotocol/protocolVersion":"' .. version ..
       '","io.modelcontextprotocol/clientCapabilities":{}'
   end
@@ -58,6 +63,9 @@ function init(args)
   rest = os.getenv("BENCH_REST") or ""
   rest_head = " HTTP/1.1\r\nHost: " .. host .. "\r\nAccept: text/plain, application/json\r\n\r\n"
   via_call_tool = os.getenv("BENCH_VIA_CALL_TOOL") == "1"
+  message = os.getenv("BENCH_MESSAGE") or ""
+  list = os.getenv("BENCH_LIST") == "1"
+  expect = os.getenv("BENCH_EXPECT") or ""
   if extra ~= "" then extra = "," .. extra end
   seq = 0
   checked = 0
@@ -77,9 +85,15 @@ function request()
     meta = meta .. '"progressToken":"p' .. id .. '"'
   end
   if meta ~= "" then meta = ',"_meta":{' .. meta .. '}' end
-  local arguments = '{"message":"m' .. id .. '"' .. extra .. '}'
+  local text = message
+  if text == "" then text = "m" .. id end
+  local arguments = '{"message":"' .. text .. '"' .. extra .. '}'
   local body
-  if via_call_tool then
+  if list then
+    local params = "{}"
+    if meta ~= "" then params = "{" .. string.sub(meta, 2) .. "}" end
+    body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/list","params":' .. params .. '}'
+  elseif via_call_tool then
     body = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"' .. tool ..
       '","arguments":' .. arguments .. '}' .. meta .. '}}'
   else
@@ -114,7 +128,13 @@ local function problem_of(status, body)
   if id == nil then return "no JSON-RPC id" end
   if not pending[id] then return "id " .. id .. " was not sent or was answered twice" end
   pending[id] = nil
-  if not string.find(body, '"echo: m' .. id .. '"', 1, true) then return "wrong text for id " .. id end
+  if list then
+    if not string.find(body, expect, 1, true) then return "a list without " .. expect .. " for id " .. id end
+    return nil
+  end
+  local text = message
+  if text == "" then text = "m" .. id end
+  if not string.find(body, '"echo: ' .. text .. '"', 1, true) then return "wrong text for id " .. id end
   if progress > 0 then
     local got = count(body, '"notifications/progress"')
     if got ~= progress then return got .. " progress notifications for id " .. id .. ", expected " .. progress end
