@@ -11,6 +11,7 @@
 import type { ServerResponse } from 'node:http'
 import type { SessionOutlet } from '../protocol/sink.ts'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
+import { messageText } from '../wire/message-text.ts'
 import { SendBacklog, type SendBufferLimits } from './send-backlog.ts'
 
 /** The outlet of one stream; a client that stops reading past `send_buffer` is cut (its session ends with it). */
@@ -34,7 +35,7 @@ export class LegacyStream implements SessionOutlet {
       if ('method' in message) return
       this.#answered = true
     }
-    this.#write(JSON.stringify(message))
+    this.#write(messageText(message))
   }
 
   sendLogged(data: string): void {

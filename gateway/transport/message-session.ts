@@ -22,6 +22,7 @@ import { EdgeCode, EdgeError, McpError, RpcCode } from '../wire/errors.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
 import { classify, errorMessage, idOf } from '../wire/jsonrpc.ts'
+import { messageText } from '../wire/message-text.ts'
 import type { RequestSink, SessionOutlet } from '../protocol/sink.ts'
 import { isStatelessMethod, type StatelessSink } from '../protocol/stateless/dispatch.ts'
 import { META_VERSION, readEnvelope } from '../protocol/stateless/envelope.ts'
@@ -94,7 +95,7 @@ export class MessageSession {
       queueMicrotask(() => this.#failClientRequest(message.id, reason))
       return false
     }
-    return this.#channel.send(JSON.stringify(message))
+    return this.#channel.send(messageText(message))
   }
 
   /**

@@ -7,6 +7,7 @@
 import { ServerResponse } from 'node:http'
 import type { FastifyReply } from 'fastify'
 import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../wire/jsonrpc.ts'
+import { messageText } from '../wire/message-text.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { SessionStore } from '../store/store.ts'
 import type { RequestLog } from './request-log.ts'
@@ -67,7 +68,7 @@ export class PostExchange implements RequestSink {
 
   send(message: JsonRpcMessage): void {
     if (this.#state === State.Done) return
-    this.#stream().send(JSON.stringify(message))
+    this.#stream().send(messageText(message))
   }
 
   /** `httpStatus` and `headers` apply while nothing was streamed yet (a stream has already said 200). */
@@ -78,7 +79,7 @@ export class PostExchange implements RequestSink {
       // The hot path's one write, straight to the socket: Fastify's send pipeline (hooks, serializer,
       // header normalisation) has nothing to add to a JSON string made here, and it cost several µs
       // of a ~60 µs tools/call. SSE answers bypass it the same way.
-      const body = JSON.stringify(message)
+      const body = messageText(message)
       // Headers as a flat list: Node takes them as they are, without walking an object's keys.
       const head = ['content-type', 'application/json', 'content-length', String(Buffer.byteLength(body))]
       if (headers !== undefined) for (const name in headers) head.push(name, headers[name]!)
@@ -86,7 +87,7 @@ export class PostExchange implements RequestSink {
       this.#log(httpStatus)
       return
     }
-    this.#channel!.send(JSON.stringify(message))
+    this.#channel!.send(messageText(message))
     this.#finish()
   }
 

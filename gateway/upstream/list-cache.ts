@@ -7,6 +7,9 @@
  *   upstream list_changed ─► invalidate(upstream): store group dropped (every host), bus ─► every worker's parsed copies
  *   reload ─► invalidateAll()
  *
+ * Beside the pages, `answers` (list-answers.ts) keeps each whole aggregated list this worker made
+ * from hits alone, ready to send; `current` checks one against the store's generations.
+ *
  * Scope: a page is public (one entry for every caller) when the upstream says `cacheScope: public`,
  * or says nothing and was fetched with a credential that is the same for everyone; it is private
  * (one entry per principal, never read for another) when the upstream says so or when the credential
@@ -25,6 +28,7 @@ import type { SessionStore } from '../store/store.ts'
 import { hintsOf, type CacheScope } from '../wire/cache-hints.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import type { ListKind } from './aggregate.ts'
+import { ListAnswers, type ReadyAnswer } from './list-answers.ts'
 
 /** One upstream's page as the cache holds it (frozen: every request of the worker shares it). */
 export interface CachedPage {
@@ -43,6 +47,8 @@ export interface Lookup {
   readonly principal: string | undefined
 }
 
+const NO_KEYS: readonly string[] = []
+
 /** Parsed pages a worker keeps beside the store's text, so a warm list parses nothing. */
 const PARSED_MAX = 4096
 /** Keys of recent (list, upstream, cursor, scope) tuples, so a warm list hashes nothing. */
@@ -60,6 +66,8 @@ export class ListCache {
   readonly #parsed = new Map<string, { raw: string; page: CachedPage }>()
   readonly #keys = new Map<string, string>()
   readonly #unsubscribe: () => void
+  /** Whole lists made from cached pages alone, ready to send (list-answers.ts). */
+  readonly answers: ListAnswers
 
   constructor(store: SessionStore, route: RouteConfig, config: ListCacheConfig, logger: Logger) {
     this.#store = store
@@ -67,11 +75,15 @@ export class ListCache {
     this.#ttlMs = config.ttl_s * 1000
     this.#maxTtlMs = config.max_ttl_s * 1000
     this.#bounds = cacheBounds(route)
+    this.answers = new ListAnswers(this.#bounds)
     this.#logger = logger
     for (const upstream of route.upstreams) this.#digests.set(upstream.name, configDigest(upstream))
-    // Another worker dropped an upstream's lists: the pages parsed here go too (the store's are gone already).
+    // Another worker dropped an upstream's lists: the pages parsed here and the answers made of them go
+    // too (the store's are gone already, and its generations moved on: `current` would refuse them).
     this.#unsubscribe = store.bus.subscribe(this.#channel(), (message) => {
-      if (message.type === 'list-cache') this.#parsed.clear()
+      if (message.type !== 'list-cache') return
+      this.#parsed.clear()
+      this.answers.clear()
     })
   }
 
@@ -126,14 +138,36 @@ export class ListCache {
     return { ttlMs, scope }
   }
 
+  /**
+   * True while `answer` is what the store's pages still make: none of its upstreams' groups was dropped
+   * since (on any worker or host). One store read, of the generations alone; one that fails is false.
+   */
+  async current(answer: ReadyAnswer): Promise<boolean> {
+    let generations: number[]
+    try {
+      generations = (await this.#store.cache.read(NO_KEYS, answer.groups)).generations
+    } catch {
+      return false
+    }
+    for (let i = 0; i < generations.length; i++) {
+      if (generations[i] !== answer.generations[i]) {
+        this.answers.drop(answer)
+        return false
+      }
+    }
+    return true
+  }
+
   /** Drops every list of `upstream` on this route, for every worker and host. */
   async invalidate(upstream: string): Promise<void> {
+    this.answers.clear()
     await this.#store.cache.drop(this.group(upstream))
     await this.#store.bus.publish(this.#channel(), { type: 'list-cache', upstream })
   }
 
   /** Drops every list of the route (a reload). */
   async invalidateAll(): Promise<void> {
+    this.answers.clear()
     await Promise.all([...this.#digests.keys()].map((name) => this.#store.cache.drop(this.group(name))))
     await this.#store.bus.publish(this.#channel(), { type: 'list-cache' })
   }
@@ -141,6 +175,7 @@ export class ListCache {
   close(): void {
     this.#unsubscribe()
     this.#parsed.clear()
+    this.answers.clear()
   }
 
   #channel(): string {

@@ -23,6 +23,9 @@ import { markCached, toolMethods } from '../protocol/methods/tools.ts'
 import type { SessionRecord } from '../store/store.ts'
 import { decodeCursor, encodeCursor, fanOut, LIST_METHOD, META_UNAVAILABLE, type AggregateCursor, type ListKind } from './aggregate.ts'
 import { cachedPage, LIST_HIT_DEADLINE_MS, ListHints, pageHints } from './list-cache-hints.ts'
+import type { CachedPage } from './list-cache.ts'
+import { answerKey } from './list-answers.ts'
+import { keepAnswer, readyAnswer } from './list-ready.ts'
 import { keepHints } from '../wire/cache-hints.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
 import type { UpstreamHealth } from './health.ts'
@@ -97,19 +100,30 @@ export function proxyMethods(proxy: ProxyRoute): MethodTable {
   return served
 }
 
-/** One page of an aggregated list: the local registry's part, then each upstream's, in config order. */
+/**
+ * One page of an aggregated list: the local registry's part, then each upstream's, in config order.
+ * A page this worker made from cached pages alone and that is still current is sent as it was made.
+ */
 async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecord, params: JsonObject, caller: Caller, who: Caller | undefined = caller): Promise<JsonObject> {
   const cursor: AggregateCursor | undefined = params.cursor === undefined ? undefined : decodeCursor(params.cursor, proxy.names)
   const items: JsonObject[] = []
   const next: AggregateCursor = { u: {} }
   const meta = params._meta as JsonObject | undefined
-  if (cursor === undefined || cursor.l !== undefined) {
-    const page = localPage(proxy.endpoint, kind, cursor?.l, record, caller) as { nextCursor?: string } & Record<string, unknown>
+  const local = cursor === undefined || cursor.l !== undefined ? localPage(proxy.endpoint, kind, cursor?.l, record, caller) : undefined
+  // Lists made to learn where names lead (caller is not who) are never kept nor served ready.
+  const answerKeyOf = caller === who && proxy.listCache !== undefined ? answerKey(kind, params.cursor as string | undefined, caller.scopes, proxy.endpoint.scopes !== undefined) : undefined
+  if (answerKeyOf !== undefined) {
+    const ready = await readyAnswer(proxy, answerKeyOf, who?.principal, local?.page, record)
+    if (ready !== undefined) return ready
+  }
+  if (local !== undefined) {
+    const page = local.page as { nextCursor?: string } & Record<string, unknown>
     items.push(...(page[kind] as JsonObject[]))
     if (page.nextCursor !== undefined) next.l = page.nextCursor
   }
   const unavailable: string[] = []
   const asks = []
+  const hits: CachedPage[] = []
   const names = cursor === undefined ? [...proxy.names] : Object.keys(cursor.u)
   // One store read for every upstream's page (list-cache.ts); a hit asks no upstream. A store that
   // cannot be read is no reason to fail a list the upstreams can answer: it goes uncached.
@@ -128,6 +142,7 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
     }
     const hit = lookup?.hits.get(name)
     if (hit !== undefined) {
+      hits.push(hit)
       hints.add({ ttlMs: Math.max(0, hit.expiresAt - Date.now()), scope: hit.scope })
       asks.push({ name, deadlineMs: LIST_HIT_DEADLINE_MS, page: () => Promise.resolve(cachedPage(kind, hit)) })
       continue
@@ -175,6 +190,10 @@ async function aggregate(proxy: ProxyRoute, kind: ListKind, record: SessionRecor
   if (unavailable.length > 0) result._meta = { [META_UNAVAILABLE]: unavailable }
   // What a 2026-07-28 client is told about caching this answer (protocol/stateless/dispatch.ts narrows the route's own hints by it).
   keepHints(result, hints.of(unavailable.length > 0, proxy.endpoint.scopes !== undefined))
+  // Every upstream's page from the cache, the route's own page the shared one: the same list for the next caller with this key.
+  if (answerKeyOf !== undefined && lookup !== undefined && hits.length === names.length && names.length > 0 && unavailable.length === 0 && local?.shared !== false) {
+    keepAnswer(proxy, answerKeyOf, result, names, hits, lookup, local?.page, who?.principal)
+  }
   return result
 }
 
@@ -232,14 +251,16 @@ function allowed(endpoint: MethodHost, kind: ListKind, item: JsonObject, caller:
   return typeof name !== 'string' || endpoint.scopes.missing(component, name, caller.scopes) === undefined
 }
 
-function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefined, record: SessionRecord, caller: Caller): object {
+/** The route's own part of a list; `shared` when it is the route's page every caller sees (nothing hidden, no session catalogue). */
+function localPage(endpoint: MethodHost, kind: ListKind, cursor: string | undefined, record: SessionRecord, caller: Caller): { page: object; shared: boolean } {
   const registry = endpoint.viewOf(record)
   const hidden = hiddenOf(endpoint, registry, record, caller)
+  const shared = hidden === undefined && registry === endpoint.registry
   switch (kind) {
-    case 'tools': return registry.listTools(cursor, hidden)
-    case 'prompts': return registry.listPrompts(cursor, hidden)
-    case 'resources': return registry.listResources(cursor, hidden)
-    case 'resourceTemplates': return registry.listResourceTemplates(cursor, hidden)
+    case 'tools': return { page: registry.listTools(cursor, hidden), shared }
+    case 'prompts': return { page: registry.listPrompts(cursor, hidden), shared }
+    case 'resources': return { page: registry.listResources(cursor, hidden), shared }
+    case 'resourceTemplates': return { page: registry.listResourceTemplates(cursor, hidden), shared }
   }
 }
 
