@@ -26,6 +26,7 @@ import { cachedPage, LIST_HIT_DEADLINE_MS, ListHints, pageHints } from './list-c
 import type { CachedPage } from './list-cache.ts'
 import { answerKey } from './list-answers.ts'
 import { keepAnswer, readyAnswer } from './list-ready.ts'
+import { resultCacheTtl } from './result-cache-ttl.ts'
 import { keepHints } from '../wire/cache-hints.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
 import type { UpstreamHealth } from './health.ts'
@@ -391,25 +392,4 @@ function envelopeOf(params: JsonObject): JsonObject {
 function stringParam(value: unknown, message: string): string {
   if (typeof value !== 'string') throw new McpError(RpcCode.InvalidParams, message)
   return value
-}
-
-/** Upstream tools configured with `cache:` that listed themselves without readOnlyHint: warned about once per worker. */
-const warnedNotReadOnly = new WeakMap<ProxyRoute, Set<string>>()
-
-/**
- * The TTL of an upstream tool's cached results: its upstream's `tools.<name>.cache.ttl_s`, only when
- * the tool says it is read-only. Another is never cached, and its config is warned about once.
- */
-function resultCacheTtl(proxy: ProxyRoute, upstream: string, item: JsonObject): number | undefined {
-  const cache = proxy.upstreams.get(upstream)?.tools?.[String(item.name)]?.cache
-  if (cache === undefined) return undefined
-  const annotations = item.annotations as JsonObject | undefined
-  if (annotations?.readOnlyHint === true) return cache.ttl_s * 1000
-  let warned = warnedNotReadOnly.get(proxy)
-  if (warned === undefined) warnedNotReadOnly.set(proxy, (warned = new Set()))
-  if (!warned.has(`${upstream}\0${String(item.name)}`)) {
-    warned.add(`${upstream}\0${String(item.name)}`)
-    proxy.endpoint.logger.warn({ upstream, tool: item.name }, 'tools.<name>.cache is set for a tool its upstream does not list as read-only (annotations.readOnlyHint): its results are not cached')
-  }
-  return undefined
 }
