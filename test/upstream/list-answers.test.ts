@@ -26,6 +26,7 @@ import { startGateway, type Gateway } from '../../gateway/server/server.ts'
 import type { CacheRead } from '../../gateway/store/cache-table.ts'
 import { ANSWERS_PER_ROUTE, ListAnswers, type AnswerParts } from '../../gateway/upstream/list-answers.ts'
 import { messageText, shareResult } from '../../gateway/wire/message-text.ts'
+import { startRedis } from '../store/redis-server.ts'
 import { startCountingUpstream } from './fixtures/counting-upstream.ts'
 
 t.setTimeout(90_000)
@@ -174,6 +175,24 @@ t.test('an answer goes when its upstream says list_changed, and when the store\'
   await hot.store.cache.drop('l:/three:u2')
   t.ok((await names()).includes('u1__fresh'))
   t.equal(three[1]!.count('tools/list'), asked + 1, 'the generation moved: u2 was asked again, not the kept answer sent')
+})
+
+t.test('two hosts on one Redis: a drop on one host refuses the other\'s ready answer, whatever the bus says', async (t) => {
+  const redis = await startRedis(t)
+  const store = { type: 'redis', url: redis.url, key_prefix: 'answers:' }
+  const [hostA, hostB] = [await gateway({ store }), await gateway({ store })]
+  const sessionA = await session(`${hostA.url}/three`)
+  const sessionB = await session(`${hostB.url}/three`)
+  const asked = (): number[] => three.map((upstream) => upstream.count('tools/list'))
+  const before = asked()
+  const first = toolNames(await list(`${hostA.url}/three`, sessionA))
+  for (let i = 0; i < 3; i++) t.same(toolNames(await list(`${hostA.url}/three`, sessionA)), first, `host A, warm list ${i + 1}`)
+  for (let i = 0; i < 3; i++) t.same(toolNames(await list(`${hostB.url}/three`, sessionB)), first, `host B, list ${i + 1}, from host A's pages`)
+  t.same(asked(), before.map((count) => count + 1), 'each upstream asked once for both hosts')
+  // Host A drops u3's lists in the store alone (no bus message): host B's ready answer no longer holds.
+  await hostA.store.cache.drop('l:/three:u3')
+  t.same(toolNames(await list(`${hostB.url}/three`, sessionB)), first)
+  t.same(asked(), [before[0]! + 1, before[1]! + 1, before[2]! + 2], 'host B asked u3 again, and only u3')
 })
 
 t.test('a stateless client of a ready answer is told the time left', async (t) => {
