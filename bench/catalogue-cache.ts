@@ -169,6 +169,13 @@ export function catalogueTable(result: CatalogueCache): string {
   }
   const load = result.loadAverage === undefined ? '' : `; load average ${result.loadAverage.map((n) => n.toFixed(2)).join(' ')} at the start`
   lines.push('', `warm list ÷ uncached list: ${result.listSpeedup.toFixed(1)}× (target ≥ 5×); cached result ÷ uncached call: ${result.callSpeedup.toFixed(1)}×; ${result.sessions} sessions, ${result.seconds} s per row${load}`)
+  // On a busy machine the server core is shared by the scheduler, not used up, and lists/s follow each
+  // row's share of it (the uncached row runs two processes there); the CPU per list does not.
+  const [uncached, warm] = result.rows
+  if (uncached !== undefined && warm !== undefined && warm.cpuUsPerOp > 0) {
+    const serverCpu = (row: CatalogueRow): number => row.cpuUsPerOp + (row.upstreamCpuUsPerOp ?? 0)
+    lines.push(`server-core CPU per list (gateway + upstream): ${serverCpu(uncached).toFixed(0)} µs uncached, ${serverCpu(warm).toFixed(0)} µs warm: ${(serverCpu(uncached) / serverCpu(warm)).toFixed(1)}×, the lists/s ratio of a server core that is used up`)
+  }
   return lines.join('\n')
 }
 
