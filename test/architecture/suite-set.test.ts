@@ -1,0 +1,69 @@
+/**
+ * `npm test` is test/run-suite.mjs, which starts the slowest files first (tap itself sorts them by
+ * name). This keeps it the whole suite: it runs exactly the files tap's "include" names, each once,
+ * with the node arguments tap gives a file, and `.ci/run` runs the whole suite through it too.
+ */
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  scripts: Record<string, string>
+  tap: { include: string[], 'disable-coverage'?: boolean, 'node-arg'?: string[] }
+}
+const runner = (await import(path.join(ROOT, 'test/run-suite.mjs'))) as {
+  suiteFiles: () => string[]
+  slowestFirst: (files: string[]) => string[]
+  testArgv: () => Promise<string[]>
+  SLOW_FILES: Record<string, number>
+}
+
+/** Every `*.test.ts` under test/, walked here independently of the runner. */
+function walk(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? (entry.name === 'node_modules' ? [] : walk(`${dir}/${entry.name}`)) : entry.name.endsWith('.test.ts') ? [`${dir}/${entry.name}`] : [])
+}
+
+t.test('npm test is the runner, and the runner is the whole suite', async (t) => {
+  t.equal(pkg.scripts.test, 'node test/run-suite.mjs')
+  t.same(pkg.tap.include, ['test/**/*.test.ts'], "tap's include is the set the runner walks")
+  t.equal(pkg.tap['disable-coverage'], true, 'the runner turns V8 coverage off, as tap does under this setting')
+  const everyFile = walk('test').sort()
+  t.ok(everyFile.length > 200, `${everyFile.length} test files`)
+  const ordered = runner.slowestFirst(runner.suiteFiles())
+  t.equal(ordered.length, new Set(ordered).size, 'no file twice')
+  t.same([...ordered].sort(), everyFile, 'every test file, no other')
+})
+
+t.test('the order: measured files longest first, then the rest by name', async (t) => {
+  const ordered = runner.slowestFirst(runner.suiteFiles())
+  const seconds = ordered.map((file) => runner.SLOW_FILES[file] ?? 0)
+  t.same(seconds, [...seconds].sort((a, b) => b - a), 'never a shorter file before a longer one')
+  const measured = Object.keys(runner.SLOW_FILES)
+  t.same(ordered.slice(0, measured.length).sort(), [...measured].sort(), 'the measured files first')
+  const rest = ordered.slice(measured.length)
+  t.same(rest, [...rest].sort((a, b) => a.localeCompare(b, 'en')), 'the unmeasured files by name')
+  for (const file of measured) t.ok(ordered.includes(file), `${file} (listed in test/slow-files.json) exists`)
+  t.same(runner.slowestFirst(['test/wire/errors.test.ts', 'test/wire/errors.test.ts']), ['test/wire/errors.test.ts'], 'a file named twice runs once')
+})
+
+t.test("a file gets tap's node arguments", async (t) => {
+  // `tap node-options` prints the loaders tap adds (in no fixed order under tap, which merges in this
+  // process's own); the "node-arg" list comes after them.
+  const printed = execFileSync(process.execPath, [path.join(ROOT, 'node_modules/tap/dist/esm/run.mjs'), 'node-options'], { cwd: ROOT, encoding: 'utf8' })
+  const tapArgs = [...printed.matchAll(/"([^"]+)"/g)].map((match) => match[1]!)
+  t.ok(tapArgs.length >= 2, `tap adds ${tapArgs.join(' ')}`)
+  const nodeArgs = pkg.tap['node-arg'] ?? []
+  const argv = await runner.testArgv()
+  t.same(argv.slice(argv.length - nodeArgs.length), nodeArgs, 'package.json\'s node-arg last')
+  t.same(argv.slice(0, argv.length - nodeArgs.length).sort(), [...tapArgs].sort(), 'before them, what tap adds')
+})
+
+t.test('.ci/run runs its subsets and the whole suite through the runner', async (t) => {
+  const ci = readFileSync(path.join(ROOT, '.ci/run'), 'utf8')
+  t.match(ci, /node test\/run-suite\.mjs "\$@"/)
+  t.notMatch(ci, /tap\/dist\/esm\/run\.mjs/, 'not tap alone, which would start the slowest files last')
+})

@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+/**
+ * `npm test`: every test file through tap, the slowest started first.
+ *
+ * tap 21 always starts files in alphabetical order (@tapjs/run's list.js sorts them, whatever order
+ * they are given in), so the longest files, under test/upstream/, started last and one core sat idle
+ * while they finished. This runner does what `tap` does, with tap's own spawn and the same node
+ * arguments, jobs and timeout (package.json's "tap" block), but orders the files by the seconds
+ * measured for each in test/slow-files.json, longest first (longest-processing-time scheduling);
+ * a file not listed there starts after the listed ones, by name. Output is tap's: the TAP stream of
+ * every file, then `# { total, pass, fail }`.
+ *
+ *   node test/run-suite.mjs                   every file the "tap" block includes
+ *   node test/run-suite.mjs test/edge/*.ts    just those files, slowest first
+ *
+ * `npx tap test/x.test.ts` still runs a file the usual way (coverage, reporters, --grep and all).
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const TAP = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).tap
+/** Measured seconds per file (see the file's "measured" note). */
+export const SLOW_FILES = JSON.parse(readFileSync(path.join(ROOT, 'test/slow-files.json'), 'utf8')).seconds
+
+/** Every file `tap` runs: its "include" is `test/**\/*.test.ts`, which test/architecture/suite-set.test.ts holds it to. */
+export function suiteFiles() {
+  return readdirSync(path.join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+    .map((file) => `test/${file.split(path.sep).join('/')}`)
+    .filter((file) => file.endsWith('.test.ts') && !file.split('/').includes('node_modules'))
+}
+
+/** The files longest first by their measured seconds, then the unmeasured ones by name. */
+export function slowestFirst(files) {
+  const seconds = (file) => SLOW_FILES[file] ?? 0
+  return [...new Set(files)].sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b, 'en'))
+}
+
+/**
+ * The node arguments tap gives a test file (@tapjs/run's test-argv.js, which it does not export): the
+ * plugins' loaders, source maps, process info last, then the "node-arg" list. `tap node-options`
+ * prints all but the last; test/architecture/suite-set.test.ts compares the two.
+ */
+export async function testArgv() {
+  await import('tap') // @tapjs/test needs @tapjs/core loaded first
+  const plugins = await import('@tapjs/test')
+  return [
+    ...plugins.importLoaders.map((loader) => `--import=${import.meta.resolve(loader)}`),
+    ...plugins.loaders.map((loader) => `--loader=${import.meta.resolve(loader)}`),
+    ...(plugins.loaders.length ? ['--no-warnings'] : []),
+    '--enable-source-maps',
+    `--import=${import.meta.resolve('@tapjs/processinfo/import')}`,
+    ...plugins.execArgv(TAP),
+    ...(TAP['node-arg'] ?? []),
+  ]
+}
+
+async function main() {
+  const args = process.argv.slice(2)
+  const files = slowestFirst(args.length ? args.map((file) => path.relative(ROOT, path.resolve(file)).split(path.sep).join('/')) : suiteFiles())
+  const argv = await testArgv()
+  const { default: t } = await import('tap')
+  t.jobs = Math.max(1, Math.min(TAP.jobs ?? 1, files.length))
+  t.setTimeout(0)
+  t.plan(files.length)
+  for (const file of files) {
+    t.spawn(process.execPath, [...argv, path.join(ROOT, file)], {
+      name: file,
+      buffered: t.jobs > 1,
+      timeout: (TAP.timeout ?? 30) * 1000,
+      cwd: ROOT,
+      // V8 coverage off, as tap's runner sets it under package.json's "disable-coverage" (the process-info
+      // loader would otherwise turn it on in every test process and every node process a test starts).
+      env: { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' },
+      externalID: file,
+      stack: '',
+      at: null,
+    })
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main()
