@@ -10,6 +10,12 @@
  * a file not listed there starts after the listed ones, by name. Output is tap's: the TAP stream of
  * every file, then `# { total, pass, fail }`.
  *
+ * One difference: tap loads @tapjs/processinfo into every test process and, through NODE_OPTIONS,
+ * every node process a test starts (gateways, workers, stdio servers), to record coverage and what
+ * each process loaded (for `tap --changed`). package.json turns coverage off and `npm test` runs
+ * every file, so the runner leaves it out: it cost 10 to 20% of the CPU of a file that starts
+ * gateways (test/cluster/workers.test.ts: 8.8 CPU-s with it, 7.9 without).
+ *
  *   node test/run-suite.mjs                   every file the "tap" block includes
  *   node test/run-suite.mjs test/edge/*.ts    just those files, slowest first
  *
@@ -39,8 +45,8 @@ export function slowestFirst(files) {
 
 /**
  * The node arguments tap gives a test file (@tapjs/run's test-argv.js, which it does not export): the
- * plugins' loaders, source maps, process info last, then the "node-arg" list. `tap node-options`
- * prints all but the last; test/architecture/suite-set.test.ts compares the two.
+ * plugins' loaders and source maps, then package.json's "node-arg" list; all but the process-info
+ * loader (see above). test/architecture/suite-set.test.ts compares them with `tap node-options`.
  */
 export async function testArgv() {
   await import('tap') // @tapjs/test needs @tapjs/core loaded first
@@ -50,7 +56,6 @@ export async function testArgv() {
     ...plugins.loaders.map((loader) => `--loader=${import.meta.resolve(loader)}`),
     ...(plugins.loaders.length ? ['--no-warnings'] : []),
     '--enable-source-maps',
-    `--import=${import.meta.resolve('@tapjs/processinfo/import')}`,
     ...plugins.execArgv(TAP),
     ...(TAP['node-arg'] ?? []),
   ]
@@ -64,15 +69,15 @@ async function main() {
   t.jobs = Math.max(1, Math.min(TAP.jobs ?? 1, files.length))
   t.setTimeout(0)
   t.plan(files.length)
+  // tap's spawn puts the process-info loader into the child's NODE_OPTIONS; `env` gives the child
+  // the NODE_OPTIONS this runner was started with instead.
+  const nodeOptions = `NODE_OPTIONS=${process.env.NODE_OPTIONS ?? ''}`
   for (const file of files) {
-    t.spawn(process.execPath, [...argv, path.join(ROOT, file)], {
+    t.spawn('env', [nodeOptions, process.execPath, ...argv, path.join(ROOT, file)], {
       name: file,
       buffered: t.jobs > 1,
       timeout: (TAP.timeout ?? 30) * 1000,
       cwd: ROOT,
-      // V8 coverage off, as tap's runner sets it under package.json's "disable-coverage" (the process-info
-      // loader would otherwise turn it on in every test process and every node process a test starts).
-      env: { ...process.env, _TAPJS_PROCESSINFO_COVERAGE_: '0' },
       externalID: file,
       stack: '',
       at: null,

@@ -50,16 +50,32 @@ t.test('the order: measured files longest first, then the rest by name', async (
   t.same(runner.slowestFirst(['test/wire/errors.test.ts', 'test/wire/errors.test.ts']), ['test/wire/errors.test.ts'], 'a file named twice runs once')
 })
 
-t.test("a file gets tap's node arguments", async (t) => {
+t.test("a file gets tap's node arguments, but for the process-info loader", async (t) => {
   // `tap node-options` prints the loaders tap adds (in no fixed order under tap, which merges in this
   // process's own); the "node-arg" list comes after them.
   const printed = execFileSync(process.execPath, [path.join(ROOT, 'node_modules/tap/dist/esm/run.mjs'), 'node-options'], { cwd: ROOT, encoding: 'utf8' })
   const tapArgs = [...printed.matchAll(/"([^"]+)"/g)].map((match) => match[1]!)
-  t.ok(tapArgs.length >= 2, `tap adds ${tapArgs.join(' ')}`)
+  const processInfo = tapArgs.filter((arg) => arg.includes('@tapjs/processinfo/'))
+  t.equal(processInfo.length, 1, 'tap adds the process-info loader')
   const nodeArgs = pkg.tap['node-arg'] ?? []
   const argv = await runner.testArgv()
   t.same(argv.slice(argv.length - nodeArgs.length), nodeArgs, 'package.json\'s node-arg last')
-  t.same(argv.slice(0, argv.length - nodeArgs.length).sort(), [...tapArgs].sort(), 'before them, what tap adds')
+  t.same(argv.slice(0, argv.length - nodeArgs.length).sort(), tapArgs.filter((arg) => !processInfo.includes(arg)).sort(), 'before them, what tap adds but process info')
+})
+
+t.test('no process the runner starts loads process info', async (t) => {
+  // A file run through the runner that reports its NODE_OPTIONS and node arguments.
+  const dir = t.testdir({ 'probe.test.ts': `import t from 'tap'
+t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: process.execArgv }))
+` })
+  // Started as from a shell: this process's own process info would add itself to the runner's
+  // NODE_OPTIONS, and a TAP_CHILD_ID would hide the counts.
+  const out = execFileSync('env', ['NODE_OPTIONS=--max-old-space-size=2048', 'TAP_CHILD_ID=', process.execPath, path.join(ROOT, 'test/run-suite.mjs'), path.join(dir, 'probe.test.ts')], { cwd: ROOT, encoding: 'utf8' })
+  t.match(out, /# \{ total: 1, pass: 1 \}/)
+  const seen = JSON.parse(/ok 1 - (\{.*\})/.exec(out)![1]!) as { nodeOptions: string, execArgv: string[] }
+  t.equal(seen.nodeOptions, '--max-old-space-size=2048', 'the NODE_OPTIONS the runner was given, nothing added')
+  t.notMatch(seen.execArgv.join(' '), /processinfo/)
+  t.match(seen.execArgv.join(' '), /--import=tsx/)
 })
 
 t.test('.ci/run runs its subsets and the whole suite through the runner', async (t) => {
