@@ -9,6 +9,9 @@ import { startRedis } from '../store/redis-server.ts'
 import { fairShareRoute, fairShareScenario } from './fair-share-scenario.ts'
 
 t.setTimeout(180_000)
+// The two backends at once: each scenario mostly waits (its request in flight takes 24 s), on its own
+// gateways and store.
+t.jobs = 2
 
 t.test('memory store', async (t) => {
   const gateway = await gatewayWith(t, [fairShareRoute(fixture('live'))], { trust_proxy: true })
