@@ -66,6 +66,14 @@ async function main() {
   const files = slowestFirst(args.length ? args.map((file) => path.relative(ROOT, path.resolve(file)).split(path.sep).join('/')) : suiteFiles())
   const argv = await testArgv()
   const { default: t } = await import('tap')
+  // A signal to the runner (Ctrl-C, a cancelled CI job) reaches the files running, as tap's runner
+  // passes it on, and ends the run: no test process outlives it, no further file starts.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(signal, () => {
+      for (const running of t.pool) running.proc?.kill(signal)
+      process.kill(process.pid, signal)
+    })
+  }
   t.jobs = Math.max(1, Math.min(TAP.jobs ?? 1, files.length))
   t.setTimeout(0)
   t.plan(files.length)
