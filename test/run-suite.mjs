@@ -3,8 +3,8 @@
  * `npm test`: every test file through tap, the slowest started first.
  *
  * tap 21 always starts files in alphabetical order (@tapjs/run's list.js sorts them, whatever order
- * they are given in), so the longest files, under test/upstream/, started last and one core sat idle
- * while they finished. This runner does what `tap` does, with tap's own spawn and the same node
+ * they are given in), so the longest files, under test/upstream/, started last and the run ended
+ * waiting on them. This runner does what `tap` does, with tap's own spawn and the same node
  * arguments, jobs and timeout (package.json's "tap" block), but orders the files by the seconds
  * measured for each in test/slow-files.json, longest first (longest-processing-time scheduling);
  * a file not listed there starts after the listed ones, by name. Output is tap's: the TAP stream of
