@@ -16,5 +16,7 @@ app.post('/mcp', async (request) => {
   return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `echo: ${params.arguments.message}` }] } }
 })
 
-await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) })
+const url = await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) })
+// Where it listens, for a parent that let it pick its port (bench/callgrind-proxy.ts's `raw`).
+process.send?.({ listening: url })
 process.on('SIGTERM', () => process.exit(0))
