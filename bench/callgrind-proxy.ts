@@ -93,7 +93,9 @@ async function startMeasured(files: { edge: string; handler: string }, route: Re
   const configFile = path.join(configDir, 'gateway.yaml')
   // YAML is a superset of JSON: the CLI reads this as any config file.
   writeFileSync(configFile, JSON.stringify(config))
-  const child = spawn(callgrind[0]!, [...callgrind.slice(1), process.execPath, files.edge], {
+  // BENCH_CALLGRIND_NODE_FLAGS, e.g. --perf-basic-prof: /tmp/perf-<pid>.map names the JIT code's addresses.
+  const nodeFlags = (process.env.BENCH_CALLGRIND_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')
+  const child = spawn(callgrind[0]!, [...callgrind.slice(1), process.execPath, ...nodeFlags, files.edge], {
     cwd: ROOT,
     env: { ...process.env, BENCH_EDGE_CONFIG: JSON.stringify(config), BENCH_EDGE_CONFIG_FILE: configFile },
     // The CLI (`default`) tells its address only in its "mcp-edge listening" log line.

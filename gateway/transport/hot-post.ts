@@ -38,7 +38,7 @@ import { accepts, type HttpRoute } from './http-route.ts'
 import { parseMessageText, type JsonBounds } from './json-text.ts'
 import { PostExchange } from './post-exchange.ts'
 import { writeError } from './reply-error.ts'
-import { serveSession, wayOf, type Way } from './session-door.ts'
+import { wayOf, type Way } from './session-door.ts'
 import { statelessPost } from './stateless-post.ts'
 import { RESERVED } from '../protocol/session-lifecycle.ts'
 
@@ -252,7 +252,8 @@ export class HotPost {
       return undefined
     }
     http.endpoint.store.touch(record.id)
-    const running = serveSession(http.endpoint, record, { kind: 'request', message }, () => exchange, caller, request.headers)
+    // serveSession's request case, without its Incoming and sink closure made anew for each request.
+    const running = http.endpoint.handleRequest(record, message, exchange, caller, request.headers)
     return running?.catch((error: unknown) => this.#fail(response, error, message))
   }
 

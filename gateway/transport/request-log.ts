@@ -3,6 +3,7 @@
  * session, method, status, duration) and the route's metrics. Costs nothing when neither is on: the
  * clock is read only when something will use it.
  */
+import { performance } from 'node:perf_hooks'
 import type { Logger } from 'pino'
 import type { RouteMetrics } from '../edge/metrics.ts'
 import { AccessLine } from '../log/access-line.ts'
@@ -18,7 +19,7 @@ export class RequestLog {
     this.#line = new AccessLine(logger)
   }
 
-  /** The start time to pass to `end`, or -1 when nothing will use it. */
+  /** The start time to pass to `end`, or -1 when nothing will use it (perf_hooks' `performance`: the global is a getter). */
   start(): number {
     return this.#metrics !== undefined || this.#logger.isLevelEnabled('info') ? performance.now() : -1
   }
