@@ -42,6 +42,12 @@ import { wayOf, type Way } from './session-door.ts'
 import { statelessPost } from './stateless-post.ts'
 import { RESERVED } from '../protocol/session-lifecycle.ts'
 
+/**
+ * The Accept header the official SDKs send: compared whole, it needs none of `accepts`' four substring
+ * searches (~700 instructions a request in callgrind).
+ */
+const USUAL_ACCEPT = 'application/json, text/event-stream'
+
 /** The body of a request the hot path read and handed back to Fastify, replayed by `replayedBody`. */
 const READ_BODY = Symbol('mcp-edge.readBody')
 type ReadRequest = IncomingMessage & { [READ_BODY]?: Buffer }
@@ -117,7 +123,8 @@ export class HotPost {
     if (!(bytes > 0 && bytes <= this.#options.bodyLimit)) return false
     const type = headers['content-type']
     if (type === undefined || !type.startsWith('application/json')) return false
-    if (!accepts(headers.accept, 'application/json', 'application') || !accepts(headers.accept, 'text/event-stream', 'text')) return false
+    const accept = headers.accept
+    if (accept !== USUAL_ACCEPT && (!accepts(accept, 'application/json', 'application') || !accepts(accept, 'text/event-stream', 'text'))) return false
     if (!this.#options.policy.allows(headers.host, headers.origin) || hasDuplicateHost(request.rawHeaders)) return false
     let early: EarlyAccess | undefined
     if (this.#options.access !== undefined) {
