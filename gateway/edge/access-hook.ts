@@ -9,7 +9,7 @@
  *
  * Callback hooks, not async ones: a token seen before is checked without a promise.
  */
-import { accessDecision, refusedCall } from '../events/refused-call.ts'
+import { accessDecision, refusedCall, refusedUnread } from '../events/refused-call.ts'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { calledTool } from '../wire/called-tool.ts'
 import { EdgeError } from '../wire/errors.ts'
@@ -90,7 +90,9 @@ export function registerAccess(app: FastifyInstance, endpoint: McpEndpoint, acce
       logger.info({ principal: request.accessIdentity?.principal, status: verdict.status, reason: verdict.message, method: request.method }, 'access refused')
       if (endpoint.calls?.subscribed === true) {
         const { method, params } = rpcFacts(request.body)
-        refusedCall(endpoint.calls, method, params, header(request, 'mcp-session-id'), undefined, accessDecision(verdict), verdict.message)
+        // Refused from its headers (the credential, or an access decision that needs no body): no method to name.
+        if (method === undefined) refusedUnread(endpoint.calls, request.headers, accessDecision(verdict), verdict.message, request.accessIdentity?.principal)
+        else refusedCall(endpoint.calls, method, params, header(request, 'mcp-session-id'), undefined, accessDecision(verdict), verdict.message)
       }
       replyRefusal(reply, access, verdict, id)
       return

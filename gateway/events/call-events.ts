@@ -31,6 +31,11 @@ export const OTHER_COMPONENT = '_other'
 /** The component label of a method that names no component (lists, ping, initialize…). */
 export const NO_COMPONENT = ''
 export const OTHER_METHOD = 'other'
+/**
+ * The method of a request refused before its body was read (a credential, Origin/Host, Accept,
+ * Content-Type, the body's size): nothing says what it asked, and nothing reads its body to find out.
+ */
+export const UNREAD_METHOD = ''
 
 const KNOWN_METHODS: ReadonlySet<string> = new Set([
   'initialize', 'ping', 'tools/list', 'tools/call', 'prompts/list', 'prompts/get',
@@ -215,6 +220,15 @@ export class RouteCalls {
     if (!this.#events.subscribed) return
     const methodLabel = KNOWN_METHODS.has(method) ? method : OTHER_METHOD
     this.#emit(methodLabel, this.label(methodLabel, name), 0, error, message, who)
+  }
+
+  /**
+   * A request refused before its body was read (see UNREAD_METHOD): an event for the subscribers with
+   * no method and no component. Costs nothing when nobody subscribes.
+   */
+  refusedUnread(message: string, who: CallWho): void {
+    if (!this.#events.subscribed) return
+    this.#emit(UNREAD_METHOD, NO_COMPONENT, 0, 'refused', message, who)
   }
 
   /** A server→client round of a call (elicitation, sampling) for the subscribers; nothing when none. */

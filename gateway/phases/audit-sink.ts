@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto'
 import { closeSync, openSync } from 'node:fs'
 import type { AuditConfig, LogConfig, RouteConfig } from '../config/types.ts'
-import { paramsOf, type CallEvent, type CallEvents } from '../events/call-events.ts'
+import { paramsOf, UNREAD_METHOD, type CallEvent, type CallEvents } from '../events/call-events.ts'
 import { LineBuffer } from '../log/line-buffer.ts'
 import { EdgeError } from '../wire/errors.ts'
 
@@ -37,8 +37,9 @@ const DEFAULT_BUFFER = 32 * 1024
 export interface AuditLine {
   time: string
   route: string
-  method: string
-  component: string
+  /** null for a request refused before its body was read: nothing says what it asked. */
+  method: string | null
+  component: string | null
   upstream: string | null
   sub: string | null
   iss: string | null
@@ -46,6 +47,8 @@ export interface AuditLine {
   session: string | null
   decision: string | null
   approval: string | null
+  /** True when a tools/call was answered from the result cache (the tool did not run). */
+  cached: boolean
   generation: number
   outcome: 'ok' | 'error'
   error: string | null
@@ -93,7 +96,7 @@ export class AuditSink {
   /** Writes the audited calls of `events` from now on; returns the unsubscribe. */
   attach(events: CallEvents): () => void {
     return events.subscribe((batch) => {
-      for (const event of batch) if (AUDITED_METHODS.has(event.method)) this.#buffer.write(`${JSON.stringify(this.line(event))}\n`)
+      for (const event of batch) if (AUDITED_METHODS.has(event.method) || event.method === UNREAD_METHOD) this.#buffer.write(`${JSON.stringify(this.line(event))}\n`)
     })
   }
 
@@ -103,8 +106,8 @@ export class AuditSink {
     const line: AuditLine = {
       time: new Date(event.at).toISOString(),
       route: event.route,
-      method: event.method,
-      component: event.component,
+      method: event.method === UNREAD_METHOD ? null : event.method,
+      component: event.method === UNREAD_METHOD ? null : event.component,
       upstream: event.upstream ?? null,
       sub: event.principal ?? null,
       iss: event.issuer ?? null,
@@ -112,6 +115,7 @@ export class AuditSink {
       session: event.session === '' ? null : event.session,
       decision: event.decision ?? null,
       approval: event.approval ?? null,
+      cached: event.cached === true,
       generation: event.generation,
       outcome: event.outcome,
       error: event.error ?? null,

@@ -49,6 +49,7 @@ import { RouteAccess } from '../edge/route-access.ts'
 import { HotAccess } from '../edge/hot-access.ts'
 import { CallEvents } from '../events/call-events.ts'
 import { routeComponents } from '../events/route-components.ts'
+import { refusedUnread } from '../events/refused-call.ts'
 import type { ProxyRoute, UpstreamStatus } from '../upstream/proxy-route.ts'
 
 /** Each proxy route's upstreams as this process sees them. */
@@ -212,13 +213,19 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
     if (error instanceof McpError) return replyError(reply, refusalOf(error))
     if (error instanceof StoreUnavailableError) return replyError(reply, failureRefusal(error, logger, { reqId: request.id }), idOf(request.body))
     switch (error.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      case 'FST_ERR_CTP_BODY_TOO_LARGE': {
         // Fastify asks for `Connection: close` here; the connection stays (lingerOnRefusedBody says why).
         reply.removeHeader('connection')
         lingerOnRefusedBody(request.raw)
-        return replyError(reply, new EdgeError('MCP_EDGE_BODY_TOO_LARGE', `Payload Too Large: the body is over ${config.body_limit} bytes`))
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return replyError(reply, new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE'))
+        const refused = new EdgeError('MCP_EDGE_BODY_TOO_LARGE', `Payload Too Large: the body is over ${config.body_limit} bytes`)
+        refusedUnread(endpoints.get(request.routeOptions.url ?? '')?.calls, request.headers, 'body_limit', refused.message)
+        return replyError(reply, refused)
+      }
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+        const refused = new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE')
+        refusedUnread(endpoints.get(request.routeOptions.url ?? '')?.calls, request.headers, 'media_type', refused.message)
+        return replyError(reply, refused)
+      }
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return replyError(reply, new EdgeError('MCP_EDGE_PARSE_ERROR', 'Parse error: empty body'))
     }

@@ -10,7 +10,8 @@
  *
  * OPTIONS is the CORS preflight (edge/cors.ts).
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { refusedUnread } from '../events/refused-call.ts'
 import { registerCors } from '../edge/cors.ts'
 import type { RouteLimits } from '../edge/limits.ts'
 import type { RouteMetrics } from '../edge/metrics.ts'
@@ -33,25 +34,22 @@ export function registerStreamableHttp(app: FastifyInstance, endpoint: McpEndpoi
 
   // A callback hook, not an async one: it runs on every request, and a promise per request shows in
   // the profile. A hook that has replied does not call `done`.
+  // Each refusal here comes before the body is read: the audit record gets a line with the rule, no method.
+  const refuse = (request: FastifyRequest, reply: FastifyReply, error: EdgeError, decision: string): void => {
+    refusedUnread(endpoint.calls, request.headers, decision, error.message)
+    replyError(reply, error)
+  }
   app.addHook('onRequest', (request, reply, done) => {
-    if (hasDuplicateHost(request.raw.rawHeaders)) {
-      replyError(reply, new EdgeError('MCP_EDGE_DUPLICATE_HOST'))
-      return
-    }
-    if (!policy.allows(request.headers.host, header(request, 'origin'))) {
-      replyError(reply, new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN'))
-      return
-    }
+    if (hasDuplicateHost(request.raw.rawHeaders)) return refuse(request, reply, new EdgeError('MCP_EDGE_DUPLICATE_HOST'), 'origin')
+    if (!policy.allows(request.headers.host, header(request, 'origin'))) return refuse(request, reply, new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN'), 'origin')
     if (request.method === 'POST') {
       if (!accepts(request.headers.accept, 'application/json', 'application') || !accepts(request.headers.accept, 'text/event-stream', 'text')) {
-        replyError(reply, new EdgeError('MCP_EDGE_NOT_ACCEPTABLE'))
-        return
+        return refuse(request, reply, new EdgeError('MCP_EDGE_NOT_ACCEPTABLE'), 'media_type')
       }
       const type = request.headers['content-type']
       // Lower-cased only when not already so: a string made per request shows in the profile.
       if (type === undefined || (!type.startsWith('application/json') && !type.toLowerCase().startsWith('application/json'))) {
-        replyError(reply, new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE'))
-        return
+        return refuse(request, reply, new EdgeError('MCP_EDGE_UNSUPPORTED_MEDIA_TYPE'), 'media_type')
       }
     }
     done()

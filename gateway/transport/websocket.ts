@@ -20,6 +20,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
 import type { RouteConfig } from '../config/types.ts'
 import { callerOf } from '../edge/access-hook.ts'
+import { refusedUnread } from '../events/refused-call.ts'
 import { hasDuplicateHost, OriginPolicy } from '../edge/origin-check.ts'
 import { EdgeError } from '../wire/errors.ts'
 import type { RouteLimits } from '../edge/limits.ts'
@@ -126,12 +127,13 @@ export function registerWebSocket(app: FastifyInstance, endpoint: McpEndpoint, h
     exposeHeadRoute: false,
     config: { mcpWebSocket: true } satisfies WebSocketRouteConfig,
     onRequest: async (request, reply) => {
-      if (hasDuplicateHost(request.raw.rawHeaders)) {
-        return replyError(reply, new EdgeError('MCP_EDGE_DUPLICATE_HOST'))
-      }
+      // Refused before the upgrade: the audit record's line names the rule (no method is known yet).
       const origin = request.headers.origin
-      if (!policy.allows(request.headers.host, Array.isArray(origin) ? origin[0] : origin)) {
-        return replyError(reply, new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN'))
+      const refused = hasDuplicateHost(request.raw.rawHeaders) ? new EdgeError('MCP_EDGE_DUPLICATE_HOST')
+        : !policy.allows(request.headers.host, Array.isArray(origin) ? origin[0] : origin) ? new EdgeError('MCP_EDGE_FORBIDDEN_ORIGIN') : undefined
+      if (refused !== undefined) {
+        refusedUnread(endpoint.calls, request.headers, 'origin', refused.message)
+        return replyError(reply, refused)
       }
       const offered = offeredProtocols(request)
       if (offered.length > 0 && !offered.includes(SUBPROTOCOL)) {
