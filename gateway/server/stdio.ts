@@ -12,6 +12,10 @@ import { loadHandler } from './load-handler.ts'
 import { buildEndpoint } from './route-endpoint.ts'
 import { loadPhases } from '../phases/load-phases.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
+import { CallEvents } from '../events/call-events.ts'
+import { routeComponents } from '../events/route-components.ts'
+import { AuditSink } from '../phases/audit-sink.ts'
+import { subscribeLogPhase } from '../phases/log-phase.ts'
 
 /** How long a stopping stdio server waits for cancelled requests before exiting anyway. */
 const STOP_GRACE_MS = 1500
@@ -33,14 +37,25 @@ export async function serveRouteOverStdio(config: GatewayConfig, route: RouteCon
   await startTracing(logger)
   const store = new MemoryStore({ eventCapacity: 1, cacheTtl: 1 })
   let endpoint
+  const events = new CallEvents(0)
+  let audit: AuditSink | undefined
   try {
     // Upstream tokens stay in this one process (no store to share them with); the signing keys are the config's.
     const credentials = new CredentialContext(logger, { upstream_identity: config.upstream_identity, token_encryption: config.token_encryption })
-    // The route's rewrite and filter modules too (its log module and the audit record read call events,
-    // which this one-session composition does not keep).
     const phases = await loadPhases(route)
     endpoint = await buildEndpoint(route, await loadHandler(route.handler), store, logger.child({ transport: 'stdio' }), codecFromConfig(config.request_state), undefined, credentials, phases)
+    // The call events, as on HTTP and WebSocket: the route's log module and the audit record read them.
+    endpoint.calls = events.route(route.location)
+    endpoint.calls.source = routeComponents(endpoint)
+    if (phases.log !== undefined) subscribeLogPhase(events, route.location, phases.log, endpoint.logger)
+    if (config.audit !== undefined) {
+      // stdout carries JSON-RPC only: an audit line there would be a message the client cannot parse.
+      if ('fd' in config.audit && config.audit.fd === 1) throw new Error('audit.fd 1 is stdout, which carries the JSON-RPC messages over stdio: give audit.file, or another descriptor (2: stderr)')
+      audit = new AuditSink(config.audit, config.log, [route])
+      audit.attach(events)
+    }
   } catch (error) {
+    await audit?.close()
     await store.close()
     throw new StdioStartError(`cannot serve ${route.location}: ${(error as Error).message}`)
   }
@@ -53,6 +68,8 @@ export async function serveRouteOverStdio(config: GatewayConfig, route: RouteCon
   process.once('SIGINT', () => stop('SIGINT'))
   await server.done
   endpoint.close()
+  // The last calls' lines written before the process exits.
+  await audit?.close()
   await store.close()
   await stopTracing()
   // Whatever a handler module left running (timers, sockets) must not keep the process alive.
