@@ -247,11 +247,12 @@ function joinSlices(runs: ScenarioRun[], sliceS: number): ScenarioRun {
 
 /**
  * Rows whose targets compare them with each other, each group measured in turns (runInTurns): raw
- * Fastify and the rows held to it (the JWT row is held to the 1-session row), and the limits rows
- * with the redis store's, all held to a 50-session row.
+ * Fastify and the rows held to it (the JWT row and the phase rows are held to the 1-session row: a
+ * filter module + the audit record ≥ 0.9× it, issue 28), and the limits rows with the redis store's,
+ * all held to a 50-session row.
  */
 const TURN_GROUPS: ReadonlyArray<readonly string[]> = [
-  [FASTIFY, 'edge-session', 'edge-default', 'edge-default-admin', 'edge-stateless', 'edge-jwt'],
+  [FASTIFY, 'edge-session', 'edge-default', 'edge-default-admin', 'edge-stateless', 'edge-jwt', 'edge-filter', 'edge-filter-audit', 'edge-rewrite', 'edge-approval-route'],
   ['edge-limits-off', 'edge-50-sessions', 'edge-rate-limit', 'edge-redis'],
 ]
 

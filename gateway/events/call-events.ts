@@ -14,7 +14,7 @@
  * registry, an upstream's list, or an upstream that served the call) and while the route has fewer than MAX_COMPONENTS_PER_ROUTE names;
  * otherwise it is OTHER_COMPONENT. Methods outside the MCP set are `other`.
  */
-import { createHash } from 'node:crypto'
+import crypto, { createHash } from 'node:crypto'
 import { RpcCode } from '../wire/errors.ts'
 import type { Caller } from '../wire/caller.ts'
 import type { JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
@@ -275,9 +275,19 @@ export class RouteCalls {
   }
 }
 
+/** Session ids whose hash was made, kept so a session's next call does not hash again; cleared when full. */
+const SESSION_HASHES_KEPT = 4096
+const sessionHashes = new Map<string, string>()
+
 /** A session id's stable, short, one-way name (sha-256, 16 hex digits). */
 export function sessionHash(id: string): string {
-  return createHash('sha256').update(id).digest('hex').slice(0, 16)
+  let hash = sessionHashes.get(id)
+  if (hash !== undefined) return hash
+  // The one-shot crypto.hash where Node has it (20.12+): no Hash object.
+  hash = (typeof crypto.hash === 'function' ? crypto.hash('sha256', id, 'hex') : createHash('sha256').update(id).digest('hex')).slice(0, 16)
+  if (sessionHashes.size >= SESSION_HASHES_KEPT) sessionHashes.clear()
+  sessionHashes.set(id, hash)
+  return hash
 }
 
 /** Every route's calls in this process (one gateway generation), the errors ring and the subscribers. */

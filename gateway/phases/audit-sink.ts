@@ -14,7 +14,7 @@
  * MAX_READY_BYTES held (counted), never block the gateway; a regular file is written synchronously, in
  * whole batches, so the workers of a cluster appending to one file never cut each other's lines.
  */
-import { createHash } from 'node:crypto'
+import crypto, { createHash } from 'node:crypto'
 import { closeSync, openSync } from 'node:fs'
 import type { AuditConfig, LogConfig, RouteConfig } from '../config/types.ts'
 import { paramsOf, UNREAD_METHOD, type CallEvent, type CallEvents } from '../events/call-events.ts'
@@ -61,10 +61,57 @@ export interface AuditLine {
 
 /** JSON with object keys sorted at every depth: the same arguments always digest the same. */
 export function canonicalJson(value: unknown): string {
+  // Most arguments are canonical as sent (one key, or keys in order): V8's own serialiser then writes
+  // the same text in one pass, with no string per key and level built and joined.
+  if (isCanonical(value)) return JSON.stringify(value) ?? 'null'
+  return sortedJson(value)
+}
+
+/** True when JSON.stringify writes `value` as canonicalJson would: keys in order, no undefined member, no toJSON. */
+function isCanonical(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true
+  if (Array.isArray(value)) {
+    for (const item of value) if (!isCanonical(item)) return false
+    return true
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false
+  let previous: string | undefined
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) return false
+    if (previous !== undefined && !(previous < key)) return false
+    const member = (value as Record<string, unknown>)[key]
+    if (member === undefined || !isCanonical(member)) return false
+    previous = key
+  }
+  return true
+}
+
+function sortedJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`
   const keys = Object.keys(value).filter((key) => (value as Record<string, unknown>)[key] !== undefined).sort()
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${sortedJson((value as Record<string, unknown>)[key])}`).join(',')}}`
+}
+
+/** A string field's JSON, or null. */
+function quoted(value: string | undefined): string {
+  return value === undefined ? 'null' : JSON.stringify(value)
+}
+
+/** SHA-256 in hex: the one-shot crypto.hash where Node has it (20.12+), no Hash object per line. */
+const sha256Hex: (text: string) => string = typeof crypto.hash === 'function'
+  ? (text) => crypto.hash('sha256', text, 'hex')
+  : (text) => createHash('sha256').update(text).digest('hex')
+
+/** The ISO time of the last line, reused by the lines of the same millisecond (a batch's usually are). */
+let lastAt = -1
+let lastIso = ''
+function isoTime(at: number): string {
+  if (at !== lastAt) {
+    lastAt = at
+    lastIso = new Date(at).toISOString()
+  }
+  return lastIso
 }
 
 /** The arguments a request carried: a tool's or prompt's `arguments`, else a task's id, else a URI. */
@@ -96,36 +143,24 @@ export class AuditSink {
   /** Writes the audited calls of `events` from now on; returns the unsubscribe. */
   attach(events: CallEvents): () => void {
     return events.subscribe((batch) => {
-      for (const event of batch) if (AUDITED_METHODS.has(event.method) || event.method === UNREAD_METHOD) this.#buffer.write(`${JSON.stringify(this.line(event))}\n`)
+      for (const event of batch) if (AUDITED_METHODS.has(event.method) || event.method === UNREAD_METHOD) this.#buffer.write(this.text(event))
     })
   }
 
-  /** The line `event` becomes. */
-  line(event: CallEvent): AuditLine {
+  /**
+   * The line `event` becomes (an AuditLine, newline included), written field by field: no object per
+   * line to serialise, each string quoted by JSON.stringify (a name or message may need escapes).
+   */
+  text(event: CallEvent): string {
     const args = argumentsOf(event)
-    const line: AuditLine = {
-      time: new Date(event.at).toISOString(),
-      route: event.route,
-      method: event.method === UNREAD_METHOD ? null : event.method,
-      component: event.method === UNREAD_METHOD ? null : event.component,
-      upstream: event.upstream ?? null,
-      sub: event.principal ?? null,
-      iss: event.issuer ?? null,
-      client_id: event.client ?? null,
-      session: event.session === '' ? null : event.session,
-      decision: event.decision ?? null,
-      approval: event.approval ?? null,
-      cached: event.cached === true,
-      generation: event.generation,
-      outcome: event.outcome,
-      error: event.error ?? null,
-      message: event.message ?? null,
-      duration_ms: event.durationMs,
-      arguments_sha256: args === undefined ? null : createHash('sha256').update(canonicalJson(args)).digest('hex'),
-      pid: process.pid,
-    }
-    if (args !== undefined && this.#withArguments.has(event.route)) line.arguments = args
-    return line
+    const unread = event.method === UNREAD_METHOD
+    const digest = args === undefined ? 'null' : `"${sha256Hex(canonicalJson(args))}"`
+    const values = args !== undefined && this.#withArguments.has(event.route) ? `,"arguments":${JSON.stringify(args)}` : ''
+    return `{"time":"${isoTime(event.at)}","route":${JSON.stringify(event.route)},"method":${unread ? 'null' : JSON.stringify(event.method)},"component":${unread ? 'null' : JSON.stringify(event.component)}` +
+      `,"upstream":${quoted(event.upstream)},"sub":${quoted(event.principal)},"iss":${quoted(event.issuer)},"client_id":${quoted(event.client)}` +
+      `,"session":${event.session === '' ? 'null' : `"${event.session}"`},"decision":${quoted(event.decision)},"approval":${quoted(event.approval)},"cached":${event.cached === true}` +
+      `,"generation":${event.generation},"outcome":"${event.outcome}","error":${quoted(event.error)},"message":${quoted(event.message)}` +
+      `,"duration_ms":${event.durationMs},"arguments_sha256":${digest},"pid":${process.pid}${values}}\n`
   }
 
   /** Writes out what is held (after the call events still waiting for their batch); bounded by FLUSH_TIMEOUT_MS. */

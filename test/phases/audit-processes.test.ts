@@ -2,9 +2,11 @@
  * The audit record from real `mcp-edge` processes: a route served over stdio (`mcp-edge stdio`) emits
  * the call events HTTP and WebSocket do, so its calls, refusals and elicitation rounds are lines; and
  * `audit: {fd: 1}`: a gateway (two workers) whose stdout is the audit stream, every line of it parsed.
- * Driven by the official SDK client.
+ * The stdio route is driven by the official SDK client; the two workers by stateless calls, each on
+ * its own connection.
  */
 import { spawn } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
 import { once } from 'node:events'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -12,7 +14,6 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import t from 'tap'
 import { reapOnExit } from '../store/reaper.ts'
@@ -95,15 +96,12 @@ t.test('audit: {fd: 1}: a gateway of two workers whose stdout is the audit strea
   await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true, 60_000).catch(() => {
     throw new Error(`the gateway did not start:\n${stdout}\n${stderr}`)
   })
-  const CLIENTS = 4
-  const CALLS = 50
-  await Promise.all(Array.from({ length: CLIENTS }, async (_, index) => {
-    // A connection each: the two workers share them.
-    const client = new Client({ name: `fd1-${index}`, version: '1.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/tools`)))
-    for (let call = 0; call < CALLS; call++) await client.callTool({ name: 'say', arguments: { text: `fd1-value-${index}-${call}` } })
-    await client.close()
-  }))
+  // Stateless (2026-07-28) calls, each on a fresh connection: the primary deals them to both workers.
+  const CALLS = 200
+  for (let start = 0; start < CALLS; start += 16) {
+    const statuses = await Promise.all(Array.from({ length: Math.min(16, CALLS - start) }, (_, i) => statelessCall(port, start + i)))
+    t.ok(statuses.every((status) => status === 200), `calls ${start}… answered`)
+  }
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit')
   t.equal(code, 0, 'a clean stop')
@@ -112,8 +110,27 @@ t.test('audit: {fd: 1}: a gateway of two workers whose stdout is the audit strea
   const parsedLines = lines.map((line) => JSON.parse(line) as Line)
   t.pass('every line of stdout parses as JSON')
   const records = parsedLines.filter((record) => !('level' in record))
-  t.equal(records.length, CLIENTS * CALLS, 'one line per call, none lost')
+  t.equal(records.length, CALLS, 'one line per call, none lost')
   t.ok(records.every((record) => record.method === 'tools/call' && record.component === 'say' && record.outcome === 'ok' && typeof record.arguments_sha256 === 'string'), 'each an audit line')
   t.equal(new Set(records.map((record) => record.pid)).size, 2, 'both workers wrote to it')
   t.notMatch(stdout, /fd1-value/, 'no argument value')
 })
+
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'audit-fd1', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} }
+
+/** One stateless tools/call on a fresh connection; resolves with the status. */
+function statelessCall(port: number, n: number): Promise<number> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'say', arguments: { text: `fd1-value-${n}` }, _meta: ENVELOPE } })
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`http://127.0.0.1:${port}/tools`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'say', 'content-length': Buffer.byteLength(body) },
+    }, (response) => {
+      response.resume()
+      response.on('end', () => resolve(response.statusCode!))
+    })
+    request.on('error', reject)
+    request.end(body)
+  })
+}
