@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../wire/jsonrpc.ts'
 import type { RequestSink } from '../protocol/sink.ts'
 import type { Caller } from '../wire/caller.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
 import { errorKindOf, type ErrorKind, type RouteCalls } from './call-events.ts'
 
 /** The component a request names: a tool or prompt's name, a resource's URI. */
@@ -151,4 +152,40 @@ export function auditedRound<T>(ctx: unknown, method: string, asked: Promise<T>)
       throw error
     },
   )
+}
+
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** The server→client method an answer of a 2026-07-28 round is to, by its shape (roots are no audited round). */
+function answeredMethod(answer: JsonObject): string | undefined {
+  if (typeof answer.action === 'string') return 'elicitation/create'
+  if (answer.content !== undefined && typeof answer.role === 'string') return 'sampling/createMessage'
+  return undefined
+}
+
+/**
+ * The rounds of a stateless (2026-07-28) proxied call that the gateway passes on rather than asks
+ * itself (an upstream's input_required result, a parked 2025 upstream's question): each answer the
+ * client's retry carries (`inputResponses`, the user's action as the message) and each question the
+ * result asks (`input_required`), named as rounds of the call, so of its upstream. `ownKeys`: the
+ * gateway's own input requests (the approval gate's), which it names itself.
+ */
+export function relayedRounds(ctx: unknown, params: JsonObject, result: JsonObject, ownKeys: ReadonlySet<string>): void {
+  const record = callRecordOf(ctx)
+  if (record === undefined || !record.subscribed) return
+  const answers = params.inputResponses
+  if (isObject(answers)) {
+    for (const key in answers) {
+      const answer = answers[key]
+      if (ownKeys.has(key) || !isObject(answer)) continue
+      const method = answeredMethod(answer)
+      if (method !== undefined) record.round(method, 0, undefined, typeof answer.action === 'string' ? answer.action : undefined)
+    }
+  }
+  const asked = result.resultType === 'input_required' ? result.inputRequests : undefined
+  if (!isObject(asked)) return
+  for (const key in asked) {
+    const method = (asked[key] as JsonObject | undefined)?.method
+    if (!ownKeys.has(key) && (method === 'elicitation/create' || method === 'sampling/createMessage')) record.round(method, 0, undefined, 'input_required')
+  }
 }

@@ -29,7 +29,8 @@ import { CrossEra, parkable } from './cross-era.ts'
 import { statelessForSession } from './cross-era-rounds.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
 import type { Span } from '@opentelemetry/api'
-import { callRecordOf } from '../events/call-record.ts'
+import { callRecordOf, relayedRounds } from '../events/call-record.ts'
+import { APPROVAL_INPUT_KEY } from '../phases/approval-ask.ts'
 import { errorKindOf, type ErrorKind } from '../events/call-events.ts'
 import { endHopSpan, startHopSpan, withTraceparent } from '../protocol/hop-tracing.ts'
 import { tracing } from '../protocol/tracing.ts'
@@ -48,6 +49,9 @@ import { EdgeError } from '../wire/errors.ts'
 import type { Caller } from '../wire/caller.ts'
 import { ListCache } from './list-cache.ts'
 
+
+/** Input requests the gateway itself asks on a route (the approval gate's), named by it rather than relayed. */
+const GATEWAY_INPUT_KEYS: ReadonlySet<string> = new Set([APPROVAL_INPUT_KEY])
 /** The key of the probe links, which belong to no downstream session. */
 const PROBE = '\0probe'
 const PROBE_CLIENT = { name: 'mcp-edge-health', version: '0.1.0' }
@@ -312,6 +316,8 @@ export class ProxyRoute implements LinkHost {
         result = await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
       }
       health.ok()
+      // A stateless call's rounds this route passed on (the gateway asked nothing itself): the audit's.
+      if (record.id === '') relayedRounds(ctx, params, result, GATEWAY_INPUT_KEYS)
       const failed = result.isError === true ? 'tool_error' : undefined
       this.endpoint.calls?.upstreamCall(name, (performance.now() - started) / 1000, failed)
       if (hop !== undefined) endHopSpan(hop, failed)
