@@ -151,6 +151,8 @@ export class ApprovalGate {
       const answer = ctx.answers[APPROVAL_INPUT_KEY]
       // Retried without the answer: the same ask again, under the same approval and expiry.
       if (!isElicitAnswer(answer)) return this.#askForInput(ctx, record, params, name, signed)
+      // The round's answer, for the audit record (its question was named when asked).
+      callRecordOf(ctx)?.round('elicitation/create', 0, undefined, answer.action as string)
       const verdict = verdictOf(answer)
       if (verdict !== 'approved') return this.#decided(verdict, inner, host, record, params, ctx, name, signed.id)
     }
@@ -169,6 +171,7 @@ export class ApprovalGate {
     this.#note(ctx, approval.id)
     ctx.approval = approval
     ctx.inputRequests.set(APPROVAL_INPUT_KEY, { method: 'elicitation/create', params: askParams(this.#facts(approval.id, name, record, ctx, params)) })
+    callRecordOf(ctx)?.round('elicitation/create', 0, undefined, 'input_required')
     // The dispatcher answers with the recorded input request, whatever is thrown.
     throw new InputRequired(APPROVAL_INPUT_KEY)
   }

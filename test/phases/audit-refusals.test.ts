@@ -11,6 +11,7 @@ import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -131,7 +132,16 @@ t.test('a cached tool result says cached; an approved call names its approval', 
   const deleted = await approver.callTool({ name: 'delete_file', arguments: { path: '/tmp/x' } })
   t.notOk(deleted.isError, 'approved, it ran')
 
-  const lines = await linesOf(file, 4)
+  // 2026-07-28: the approval is an input_required round, its answer comes with the retry.
+  const modern = new ClientV2({ name: 'audit-approver-v2', version: '2.0.0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } })
+  modern.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { approve: true } }))
+  await modern.connect(new TransportV2(new URL(`${gateway.url}/approved`)))
+  t.teardown(() => modern.close())
+  t.equal(modern.getProtocolEra(), 'modern')
+  const modernDeleted = await modern.callTool({ name: 'delete_file', arguments: { path: '/tmp/y' } })
+  t.notOk(modernDeleted.isError, 'approved over 2026-07-28, it ran')
+
+  const lines = await linesOf(file, 9)
   const lookups = lines.filter((line) => line.component === 'lookup')
   t.same(lookups.map((line) => line.cached), [false, true], 'the second call was answered from the cache, and says so')
   t.ok(lines.every((line) => typeof line.cached === 'boolean'), 'every line has the field')
@@ -139,4 +149,13 @@ t.test('a cached tool result says cached; an approved call names its approval', 
   t.match(call, { component: 'delete_file', outcome: 'ok', decision: 'approval', approval: /^.+$/ }, 'the call names the approval that let it through')
   const round = lines.find((line) => line.route === '/approved' && line.method === 'elicitation/create')
   t.match(round, { component: 'delete_file', message: 'accept' }, 'the approval\'s question is a round of its own')
+  const stateless = lines.filter((line) => line.route === '/approved' && line.session === null)
+  t.same(stateless.map((line) => [line.method, line.message]), [
+    ['elicitation/create', 'input_required'],
+    ['tools/call', null],
+    ['elicitation/create', 'accept'],
+    ['tools/call', null],
+  ], 'stateless: the question with the first call, the answer with the retry')
+  t.ok(stateless.filter((line) => line.method === 'tools/call').every((line) => line.decision === 'approval' && typeof line.approval === 'string'), 'both calls name the approval')
+  t.equal(new Set(stateless.map((line) => line.approval)).size, 1, 'one approval across the two requests')
 })
