@@ -260,7 +260,8 @@ export class RouteCalls {
       client: claim(caller, 'client_id') ?? claim(caller, 'azp'),
       decision: who.decision,
       approval: who.approval,
-      ...(who.cached === true ? { cached: true as const } : {}),
+      // Always the same keys (undefined when not cached): one object shape, no spread of a literal per event.
+      cached: who.cached === true ? true : undefined,
     }
     const params = who.request?.params
     if (params !== undefined && this.#events.subscribed) eventParams.set(event, params)
