@@ -92,15 +92,9 @@ export interface CallWho {
   readonly cached?: boolean
 }
 
-/**
- * The request params of each event, for the audit sink's argument digest: beside the event rather
- * than on it, so no log module (user code, handed the event) ever sees an argument.
- */
-const eventParams = new WeakMap<CallEvent, JsonObject>()
-
-/** The params of the request `event` records (undefined when it had none, or nobody kept them). */
+/** The params of the request `event` records (undefined when it had none), for the audit sink's digest. */
 export function paramsOf(event: CallEvent): JsonObject | undefined {
-  return eventParams.get(event)
+  return RecordedEvent.paramsOf(event)
 }
 
 function claim(caller: Caller | undefined, name: string): string | undefined {
@@ -150,6 +144,58 @@ export function errorKindOf(message: JsonRpcResponse): ErrorKind | undefined {
     }
   }
   return (message.result as JsonObject | undefined)?.isError === true ? 'tool_error' : undefined
+}
+
+/**
+ * A CallEvent as emitted. The request's params (the audit sink's argument digest) are in a private
+ * field: a log module, handed the event, cannot reach an argument; and unlike a WeakMap entry per
+ * event, the field costs the event one slot.
+ */
+class RecordedEvent implements CallEvent {
+  readonly at = Date.now()
+  readonly route: string
+  readonly method: string
+  readonly component: string
+  readonly upstream: string | undefined
+  readonly principal: string | undefined
+  readonly session: string
+  readonly outcome: 'ok' | 'error'
+  readonly error: ErrorKind | undefined
+  readonly message: string | undefined
+  readonly durationMs: number
+  readonly generation: number
+  readonly issuer: string | undefined
+  readonly client: string | undefined
+  readonly decision: string | undefined
+  readonly approval: string | undefined
+  /** Always present (undefined unless it was cached): one object shape for every event. */
+  readonly cached: true | undefined
+  readonly #params: JsonObject | undefined
+
+  constructor(route: string, generation: number, method: string, component: string, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho) {
+    const caller = who.caller
+    this.route = route
+    this.method = method
+    this.component = component
+    this.upstream = who.upstream
+    this.principal = who.principal ?? caller?.principal
+    this.session = who.session === '' ? '' : sessionHash(who.session)
+    this.outcome = error === undefined ? 'ok' : 'error'
+    this.error = error
+    this.message = message
+    this.durationMs = Math.round(seconds * 1e6) / 1e3
+    this.generation = generation
+    this.issuer = claim(caller, 'iss')
+    this.client = claim(caller, 'client_id') ?? claim(caller, 'azp')
+    this.decision = who.decision
+    this.approval = who.approval
+    this.cached = who.cached === true ? true : undefined
+    this.#params = who.request?.params
+  }
+
+  static paramsOf(event: CallEvent): JsonObject | undefined {
+    return #params in event ? event.#params : undefined
+  }
 }
 
 /** The calls of one route: where its CallRecords finish. */
@@ -242,30 +288,7 @@ export class RouteCalls {
   }
 
   #emit(method: string, component: string, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho): void {
-    const caller = who.caller
-    const event: CallEvent = {
-      at: Date.now(),
-      route: this.location,
-      method,
-      component,
-      upstream: who.upstream,
-      principal: who.principal ?? caller?.principal,
-      session: who.session === '' ? '' : sessionHash(who.session),
-      outcome: error === undefined ? 'ok' : 'error',
-      error,
-      message,
-      durationMs: Math.round(seconds * 1e6) / 1e3,
-      generation: this.#events.generation,
-      issuer: claim(caller, 'iss'),
-      client: claim(caller, 'client_id') ?? claim(caller, 'azp'),
-      decision: who.decision,
-      approval: who.approval,
-      // Always the same keys (undefined when not cached): one object shape, no spread of a literal per event.
-      cached: who.cached === true ? true : undefined,
-    }
-    const params = who.request?.params
-    if (params !== undefined && this.#events.subscribed) eventParams.set(event, params)
-    this.#events.emit(event)
+    this.#events.emit(new RecordedEvent(this.location, this.#events.generation, method, component, seconds, error, message, who))
   }
 
   /** Counts one request sent to an upstream (a proxied call, a list's fan-out). */
