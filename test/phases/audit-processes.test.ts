@@ -81,7 +81,7 @@ t.test('audit: {fd: 1}: a gateway of two workers whose stdout is the audit strea
   const port = await freePort()
   const config = join(tmp, 'fd1.json')
   // The logs go to stdout too (pino's lines, with `level`): both write whole lines, never cut by the other.
-  await writeFile(config, JSON.stringify({ listen: { host: '127.0.0.1', port }, workers: 2, log: { level: 'warn' }, drain_timeout: 2, audit: { fd: 1 }, routes: [ROUTE] }))
+  await writeFile(config, JSON.stringify({ listen: { host: '127.0.0.1', port }, workers: 2, log: { level: 'info' }, drain_timeout: 2, audit: { fd: 1 }, routes: [ROUTE] }))
   const child = spawn(process.execPath, [BIN, 'start', '--config', config], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
   reapOnExit(child)
   let stdout = ''
@@ -93,7 +93,8 @@ t.test('audit: {fd: 1}: a gateway of two workers whose stdout is the audit strea
     child.kill('SIGKILL')
     await once(child, 'exit')
   })
-  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true, 60_000).catch(() => {
+  // Both workers listening (each says so on stdout), so the primary deals the calls to both.
+  await eventually(() => stdout.split('"msg":"mcp-edge listening"').length - 1 >= 2, 60_000).catch(() => {
     throw new Error(`the gateway did not start:\n${stdout}\n${stderr}`)
   })
   // Stateless (2026-07-28) calls, each on a fresh connection: the primary deals them to both workers.
