@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto'
 import type { LimitsConfig } from '../config/types.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import type { RequestContext } from './context.ts'
+import { canonicalJson } from '../wire/canonical-json.ts'
 
 /**
  * The store's cache table as this cache uses it (store/cache-table.ts; the registry does not import
@@ -62,7 +63,7 @@ export class ResultCache {
   async through(tool: string, ttlMs: number, params: JsonObject, ctx: RequestContext, call: () => JsonObject | Promise<JsonObject>, served?: (cached: boolean) => void): Promise<JsonObject> {
     const owner = this.#owner(ctx)
     if (owner === undefined || params.task !== undefined || params.inputResponses !== undefined || params.requestState !== undefined) return call()
-    const key = digest(`r\0${this.#route.location}\0${tool}\0${canonical(params.arguments ?? {})}\0${owner}`)
+    const key = digest(`r\0${this.#route.location}\0${tool}\0${canonicalJson(params.arguments ?? {})}\0${owner}`)
     const group = `r:${this.#route.location}:${tool}`
     let read: { values: Array<string | undefined>; generations: number[] }
     try {
@@ -97,14 +98,4 @@ export class ResultCache {
 
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url')
-}
-
-/** JSON with object keys sorted at every level: the same arguments written in another order are the same call. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (typeof value === 'object' && value !== null) {
-    const keys = Object.keys(value).sort()
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
 }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { canonicalJson } from '../../gateway/phases/audit-sink.ts'
+import { canonicalJson } from '../../gateway/wire/canonical-json.ts'
 import { startGatewayProcess } from '../cluster/gateway-process.ts'
 
 t.setTimeout(180_000)

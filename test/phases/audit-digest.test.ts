@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import { canonicalJson } from '../../gateway/phases/audit-sink.ts'
+import { canonicalJson } from '../../gateway/wire/canonical-json.ts'
 
 /** The definition: keys sorted at every depth, undefined members left out. */
 function reference(value: unknown): string {

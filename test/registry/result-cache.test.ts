@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import t, { type Test } from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { startGateway } from '../../gateway/server/server.ts'
-import { canonical } from '../../gateway/registry/result-cache.ts'
+import { canonicalJson as canonical } from '../../gateway/wire/canonical-json.ts'
 import { eventually } from '../fixtures/waiting.ts'
 
 const BIN = fileURLToPath(new URL('../../gateway/bin.mjs', import.meta.url))

@@ -10,6 +10,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { EdgeError, McpError, RpcCode } from '../../wire/errors.ts'
 import type { JsonObject } from '../../wire/mcp-types.ts'
+import { canonicalJson } from '../../wire/canonical-json.ts'
 
 export interface RequestStatePayload {
   /** Answers to input requests from earlier rounds, by key. */
@@ -39,16 +40,6 @@ export function paramsDigest(params: JsonObject): string {
   void requestState
   hash.update(canonicalJson(defining))
   return hash.digest('base64url').slice(0, 22)
-}
-
-/** JSON with object keys sorted, so equal values give equal text. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).sort()
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as JsonObject)[key])}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
 }
 
 export class RequestStateCodec {
