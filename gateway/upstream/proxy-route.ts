@@ -13,41 +13,42 @@
 import type { Logger } from 'pino'
 import type { McpClient } from '../client/client.ts'
 import { CancelledError, RpcError } from '../client/errors.ts'
-import type { RequestOptions } from '../client/protocol.ts'
 import type { RouteConfig, UpstreamConfig } from '../config/types.ts'
 import { McpError, RpcCode } from '../wire/errors.ts'
 import type { RequestContext } from '../registry/context.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
-import type { AbortLike } from '../wire/abort-like.ts'
-import { UriTemplate } from '../registry/uri-template.ts'
 import type { SessionRecord, UpstreamSession } from '../store/store.ts'
 import type { ListKind } from './aggregate.ts'
-import { upstreamTls, type StdioTransports } from './connect.ts'
+import { RouteIndex } from './route-index.ts'
+import { healthReports, upstreamStatuses, type UpstreamStatus } from './upstream-status.ts'
+import type { StdioTransports } from './connect.ts'
 import { CrossEra, parkable } from './cross-era.ts'
 import { statelessForSession } from './cross-era-rounds.ts'
 import { describeFailure, isUnavailability } from './failure.ts'
 import type { Span } from '@opentelemetry/api'
 import { callRecordOf, relayedRounds } from '../events/call-record.ts'
 import { APPROVAL_INPUT_KEY } from '../phases/approval-ask.ts'
-import { errorKindOf, type ErrorKind } from '../events/call-events.ts'
 import { endHopSpan, startHopSpan, withTraceparent } from '../protocol/hop-tracing.ts'
 import { tracing } from '../protocol/tracing.ts'
 import { UpstreamHealth, type HealthReport } from './health.ts'
-import { Naming, type Origin } from './names.ts'
-import { installRelay, relayToRequest } from './relay.ts'
+import type { Naming, Origin } from './names.ts'
+import { installRelay } from './relay.ts'
+import { cancellationOf, requestOptions, statelessRequest, upstreamErrorKind, type ForwardExtra } from './forward-request.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
 import { OpenApiUpstream } from './openapi/openapi-upstream.ts'
 import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 import { CredentialContext } from './credentials/context.ts'
-import { createProvider } from './credentials/create-provider.ts'
+import { routeCredentials } from './route-credentials.ts'
 import { ConsentRequiredError, CredentialError, type CredentialProvider } from './credentials/provider.ts'
 import { askConsent } from './consent-step.ts'
 import { isRejected } from './credentials/rejection.ts'
 import { EdgeError } from '../wire/errors.ts'
-import type { Caller } from '../wire/caller.ts'
 import { ListCache } from './list-cache.ts'
+import { ListChangedNotices } from './list-changed-notices.ts'
+
+export { cancellationOf, type ForwardExtra } from './forward-request.ts'
+export type { UpstreamStatus } from './upstream-status.ts'
 
 
 /** Input requests the gateway itself asks on a route (the approval gate's), named by it rather than relayed. */
@@ -57,37 +58,9 @@ const PROBE = '\0probe'
 const PROBE_CLIENT = { name: 'mcp-edge-health', version: '0.1.0' }
 /** Milliseconds between sweeps of idle links. */
 const SWEEP_MS = 30_000
-/** Availability changes this close together make one set of list_changed notifications. */
-const LIST_CHANGED_COALESCE_MS = 100
 
 /** Where a downstream request goes: an upstream, with the name it has there. */
 export type Target = Origin
-
-/** `params` without the gateway's own requestState, which is no business of the upstream's. */
-function withoutState(params: JsonObject): JsonObject {
-  if (params.requestState === undefined) return params
-  const { requestState, ...rest } = params
-  void requestState
-  return rest
-}
-
-/**
- * `ctx`'s cancellation as the client takes it: the request context's own LightAbort when it has one
- * (reading `ctx.signal` would make an AbortController for every proxied call), else its signal.
- */
-export function cancellationOf(ctx: RequestContext): AbortLike {
-  return (ctx as { readonly cancellation?: AbortLike }).cancellation ?? ctx.signal
-}
-
-/** Per-request options of `forward`. */
-export interface ForwardExtra {
-  /** Milliseconds this request may take; the upstream's timeout otherwise. */
-  timeoutMs?: number
-  /** `Mcp-Param-*` values, for a stateless upstream. */
-  paramHeaders?: Record<string, string> | undefined
-  /** Whom the request is for when it has no request context (an aggregated list, a forwarded setLevel). */
-  who?: Caller | undefined
-}
 
 export class ProxyRoute implements LinkHost {
   readonly endpoint: McpEndpoint
@@ -97,23 +70,16 @@ export class ProxyRoute implements LinkHost {
   readonly upstreams: ReadonlyMap<string, UpstreamConfig>
   readonly names: ReadonlySet<string>
   readonly health = new Map<string, UpstreamHealth>()
-  /** Exposed tool and prompt names learnt from lists (hashed names need them). */
-  readonly toolIndex = new Map<string, Origin>()
-  readonly promptIndex = new Map<string, Origin>()
-  /**
-   * Resource URI → upstream, and per upstream its templates, learnt from lists. A URI two upstreams
-   * list belongs to the first in config order, as the aggregated list shows it (one rule for lists,
-   * reads and subscriptions).
-   */
-  readonly resourceIndex = new Map<string, string>()
-  readonly templateIndex = new Map<string, Map<string, UriTemplate>>()
+  /** What exposed names, URIs and templates lead to (route-index.ts). */
+  readonly index: RouteIndex
+  /** Exposed tool and prompt names learnt from lists (the index's). */
+  readonly toolIndex: Map<string, Origin>
+  readonly promptIndex: Map<string, Origin>
   readonly #links = new Map<string, UpstreamLink>()
-  /** Each upstream's place in the route's config. */
-  readonly #order: ReadonlyMap<string, number>
   /** Each upstream's credential provider. */
-  readonly #credentials = new Map<string, CredentialProvider>()
+  readonly #credentials: ReadonlyMap<string, CredentialProvider>
   /** The upstreams whose calls may need the caller's consent (per-user OAuth). */
-  readonly #consents = new Set<string>()
+  readonly #consents: ReadonlySet<string>
   /** HTTP upstreams, for stateless downstream requests. */
   readonly #stateless = new Map<string, StatelessUpstream>()
   /** `openapi:` upstreams (REST APIs), by name: no session, no link, one REST request per call. */
@@ -127,9 +93,8 @@ export class ProxyRoute implements LinkHost {
   readonly #logger: Logger
   readonly #sweeper: NodeJS.Timeout
   readonly #idleMs: number
-  #listChangedTimer: NodeJS.Timeout | undefined
-  /** Upstream list changes waiting to be applied (coalesced: `upstreamListChanged`). */
-  readonly #changedLists = new Set<string>()
+  /** The route's sessions hear that lists changed (list-changed-notices.ts). */
+  readonly #notices: ListChangedNotices
 
   /** Throws MCP_EDGE_CONFIG_INVALID when an upstream's `auth:` cannot be set up (a key file unreadable, …). */
   constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined, credentials: CredentialContext = new CredentialContext(endpoint.logger)) {
@@ -139,25 +104,17 @@ export class ProxyRoute implements LinkHost {
     this.#logger = endpoint.logger
     this.upstreams = new Map(this.route.upstreams.map((upstream) => [upstream.name, upstream]))
     this.names = new Set(this.upstreams.keys())
-    this.#order = new Map([...this.names].map((name, index) => [name, index]))
-    this.naming = new Naming(this.route, [...this.names])
+    this.index = new RouteIndex(this.route, this.names)
+    this.naming = this.index.naming
+    this.toolIndex = this.index.tools
+    this.promptIndex = this.index.prompts
     this.#idleMs = this.route.longest_standby * 1000
-    for (const upstream of this.route.upstreams) {
-      try {
-        this.#credentials.set(upstream.name, createProvider(upstream, credentials))
-        if (upstream.auth?.oauth !== undefined) this.#consents.add(upstream.name)
-        try {
-          upstreamTls(upstream)
-        } catch {
-          throw new EdgeError('MCP_EDGE_CONFIG_INVALID', `upstream ${upstream.name}: a tls file (ca, cert, key) cannot be read`)
-        }
-      } catch (error) {
-        for (const provider of this.#credentials.values()) provider.close()
-        throw error
-      }
-    }
+    const { providers, consents } = routeCredentials(this.route.upstreams, credentials)
+    this.#credentials = providers
+    this.#consents = consents
     this.crossEra = new CrossEra(endpoint.store, this.route, this.#logger)
     this.listCache = this.route.list_cache === false ? undefined : new ListCache(endpoint.store, this.route, this.route.list_cache, this.#logger)
+    this.#notices = new ListChangedNotices(endpoint, this.listCache, this.#logger)
     for (const upstream of this.route.upstreams) {
       if (upstream.openapi !== undefined) this.#openapi.set(upstream.name, new OpenApiUpstream(upstream, this.credentials(upstream)))
       const probe = upstream.url === undefined ? undefined : () => this.#probe(upstream)
@@ -165,7 +122,7 @@ export class ProxyRoute implements LinkHost {
       if (upstream.url !== undefined && upstream.sse === undefined && /^https?:/.test(upstream.url)) this.#stateless.set(upstream.name, new StatelessUpstream(upstream, this.credentials(upstream)))
       const health = new UpstreamHealth(upstream.name, upstream.health_interval * 1000, probe, this.#logger, describeFailure, upstream.start_wait * 1000)
       this.health.set(upstream.name, health)
-      health.onAvailability(() => this.#availabilityChanged(upstream.name))
+      health.onAvailability(() => this.#notices.availabilityChanged(upstream.name))
       health.start()
       // A REST API has no ping: its document loaded, it serves; each call's failure is that call's result.
       if (upstream.openapi !== undefined) health.ok()
@@ -195,18 +152,7 @@ export class ProxyRoute implements LinkHost {
    * and host), and since every session of the route listed from them, every session hears it.
    */
   upstreamListChanged(upstream: string, list: 'tools' | 'prompts' | 'resources'): void {
-    // Each of the upstream's sessions with this worker hears the same change: one drop and one notification for all.
-    const key = `${upstream}\0${list}`
-    if (this.#changedLists.has(key)) return
-    this.#changedLists.add(key)
-    const timer = setTimeout(() => {
-      this.#changedLists.delete(key)
-      this.listCache?.invalidate(upstream).then(
-        () => this.endpoint.listChanged(list),
-        (error: unknown) => this.#logger.warn({ err: error, upstream }, 'list cache: could not drop an upstream\'s lists'),
-      )
-    }, LIST_CHANGED_COALESCE_MS)
-    timer.unref()
+    this.#notices.upstreamListChanged(upstream, list)
   }
 
   async reloaded(): Promise<void> {
@@ -294,10 +240,10 @@ export class ProxyRoute implements LinkHost {
       if (rest !== undefined) {
         result = await rest.request(method, params, { timeoutMs, signal: ctx === undefined ? undefined : cancellationOf(ctx), who })
       } else if (record.id === '' && stateless !== undefined && (await stateless.speaksStateless(timeoutMs, who))) {
-        result = await this.#statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
+        result = await statelessRequest(stateless, name, method, params, ctx, timeoutMs, extra)
       } else if (record.id === '' && upstream.url === undefined && (await this.stdio?.speaksStateless?.(upstream, timeoutMs)) === true) {
         // A stdio child that speaks 2026-07-28 takes the request as it came (stdio-pool-modern.ts).
-        result = await this.#statelessRequest(this.#stdioStateless(upstream), name, method, params, ctx, timeoutMs, extra)
+        result = await statelessRequest(this.#stdioStateless(upstream), name, method, params, ctx, timeoutMs, extra)
       } else if (only && stateless !== undefined) {
         result = await this.#sessionOnModern(stateless, record, upstream, method, params, ctx, timeoutMs, extra)
       } else if (parkable(record, method, ctx)) {
@@ -313,7 +259,7 @@ export class ProxyRoute implements LinkHost {
       } else {
         const link = this.link(record, upstream)
         if (who !== undefined) link.who = who
-        result = await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[name])
+        result = await link.request(method, params, requestOptions(ctx, timeoutMs), record.upstreams?.[name])
       }
       health.ok()
       // A stateless call's rounds this route passed on (the gateway asked nothing itself): the audit's.
@@ -346,7 +292,7 @@ export class ProxyRoute implements LinkHost {
       try {
         const link = this.link(record, upstream)
         if (who !== undefined) link.who = who
-        return await link.request(method, params, this.#options(ctx, timeoutMs), record.upstreams?.[upstream.name])
+        return await link.request(method, params, requestOptions(ctx, timeoutMs), record.upstreams?.[upstream.name])
       } catch (error) {
         if (!initializeRefused(error)) throw error
         stateless.sessionsRefused = true
@@ -354,19 +300,6 @@ export class ProxyRoute implements LinkHost {
       }
     }
     return statelessForSession(stateless, upstream, record, method, params, ctx, timeoutMs, extra.paramHeaders, who)
-  }
-
-  /**
-   * A stateless round trip. The upstream's requestState rides inside this gateway's own (the client
-   * retries with ours, which the dispatcher verifies), and is put back in place for the upstream.
-   */
-  async #statelessRequest(stateless: Pick<StatelessUpstream, 'request'>, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
-    const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
-    const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
-    const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
-    const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller ?? extra.who })
-    if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
-    return result
   }
 
   /** A stdio upstream's 2026-07-28 requests, in the shape of an HTTP one's (made once per upstream). */
@@ -378,16 +311,6 @@ export class ProxyRoute implements LinkHost {
       this.#stdioChannels.set(upstream.name, channel)
     }
     return channel
-  }
-
-  #options(ctx: RequestContext | undefined, timeoutMs: number): RequestOptions {
-    const options: RequestOptions = { timeoutMs }
-    if (ctx === undefined) return options
-    options.context = ctx
-    options.signal = cancellationOf(ctx)
-    const token = ctx._meta?.progressToken
-    if (typeof token === 'string' || typeof token === 'number') options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
-    return options
   }
 
   /** Forwards a request whose answer goes back as it is: the upstream's errors become the client's. */
@@ -419,49 +342,24 @@ export class ProxyRoute implements LinkHost {
 
   // ---- names and URIs ------------------------------------------------------------------------
 
-  /** Where an exposed tool or prompt name leads, from the index or the name itself. */
+  /** Where an exposed tool or prompt name leads (route-index.ts). */
   resolveName(kind: 'tool' | 'prompt', exposed: string): Origin | undefined {
-    return (kind === 'tool' ? this.toolIndex : this.promptIndex).get(exposed) ?? this.naming.parse(exposed, kind)
+    return this.index.resolveName(kind, exposed)
   }
 
-  /** The upstream serving `uri`: the first (config order) that lists it, else the first whose template matches. */
+  /** The upstream serving `uri` (route-index.ts). */
   resolveUri(uri: string): string | undefined {
-    const listed = this.resourceIndex.get(uri)
-    if (listed !== undefined) return listed
-    for (const name of this.names) {
-      const templates = this.templateIndex.get(name)
-      if (templates === undefined) continue
-      for (const template of templates.values()) if (template.match(uri) !== undefined) return name
-    }
-    if (this.upstreams.size === 1) return this.upstreams.keys().next().value
-    return undefined
+    return this.index.resolveUri(uri)
   }
 
   /** The upstream that listed the resource template `uriTemplate`. */
   resolveTemplate(uriTemplate: string): string | undefined {
-    for (const name of this.names) if (this.templateIndex.get(name)?.has(uriTemplate) === true) return name
-    return this.upstreams.size === 1 ? this.upstreams.keys().next().value : undefined
+    return this.index.resolveTemplate(uriTemplate)
   }
 
   /** Learns one upstream's list page: names and URIs map back to it from now on. */
   learn(kind: ListKind, name: string, items: readonly JsonObject[]): void {
-    for (const item of items) {
-      if (kind === 'resources' && typeof item.uri === 'string') {
-        const holder = this.resourceIndex.get(item.uri)
-        if (holder === undefined || this.#order.get(name)! < this.#order.get(holder)!) this.resourceIndex.set(item.uri, name)
-      }
-      if (kind === 'resourceTemplates' && typeof item.uriTemplate === 'string') {
-        let templates = this.templateIndex.get(name)
-        if (templates === undefined) this.templateIndex.set(name, (templates = new Map()))
-        if (!templates.has(item.uriTemplate)) {
-          try {
-            templates.set(item.uriTemplate, new UriTemplate(item.uriTemplate))
-          } catch {
-            // A template this gateway cannot parse is listed but cannot route reads.
-          }
-        }
-      }
-    }
+    this.index.learn(kind, name, items)
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
@@ -477,48 +375,24 @@ export class ProxyRoute implements LinkHost {
     await Promise.all(ends)
   }
 
-  /** The label of a component an upstream listed (events/call-events.ts): names from its lists only, never parsed from the request. */
+  /** The label of a component an upstream listed (events/call-events.ts): names from its lists only. */
   knows(kind: 'tool' | 'prompt' | 'resource', name: string): string | undefined {
-    const index = kind === 'tool' ? this.toolIndex : kind === 'prompt' ? this.promptIndex : this.resourceIndex
-    return index.has(name) ? name : undefined
+    return this.index.knows(kind, name)
   }
 
   /** Each upstream as the metrics and the admin API show it: transport, health, reconnections, stdio children. */
   upstreamStatus(): UpstreamStatus[] {
-    const pools = new Map((this.stdio?.status?.() ?? []).map((pool) => [pool.upstream, pool]))
-    return this.route.upstreams.map((upstream) => {
-      const health = this.health.get(upstream.name)!
-      const pool = pools.get(upstream.name)
-      const transport = upstream.openapi !== undefined ? 'openapi' : upstream.url === undefined ? 'stdio' : upstream.sse !== undefined ? 'sse' : /^wss?:/.test(upstream.url) ? 'websocket' : 'http'
-      const status: UpstreamStatus = { name: upstream.name, transport, ...health.report(), reconnects: health.recoveries }
-      if (transport === 'stdio') Object.assign(status, { children: pool?.children.length ?? 0, restarts: pool?.restarts ?? 0 })
-      return status
-    })
+    return upstreamStatuses(this.route.upstreams, this.health, this.stdio)
   }
 
   /** Each upstream's health on this worker, for /readyz. */
   report(): Record<string, HealthReport> {
-    return Object.fromEntries([...this.health].map(([name, health]) => [name, health.report()]))
-  }
-
-  /**
-   * An upstream became available or went away: the route's sessions (on every worker) hear that
-   * its lists changed, once for changes close together.
-   */
-  #availabilityChanged(upstream: string): void {
-    // What it listed before it went away (or before it came back, perhaps a newer version) is not trusted.
-    this.listCache?.invalidate(upstream).catch((error: unknown) => this.#logger.warn({ err: error, upstream }, 'list cache: could not drop an upstream\'s lists'))
-    if (this.#listChangedTimer !== undefined) return
-    this.#listChangedTimer = setTimeout(() => {
-      this.#listChangedTimer = undefined
-      for (const list of ['tools', 'prompts', 'resources'] as const) this.endpoint.listChanged(list)
-    }, LIST_CHANGED_COALESCE_MS)
-    this.#listChangedTimer.unref()
+    return healthReports(this.health)
   }
 
   close(): void {
     clearInterval(this.#sweeper)
-    clearTimeout(this.#listChangedTimer)
+    this.#notices.close()
     this.crossEra.close()
     this.listCache?.close()
     for (const health of this.health.values()) health.stop()
@@ -559,20 +433,4 @@ export class ProxyRoute implements LinkHost {
       link.close()
     }
   }
-}
-
-/** One upstream as this worker sees it (`children`, `restarts`: stdio upstreams only). */
-export interface UpstreamStatus extends HealthReport {
-  name: string
-  transport: 'http' | 'websocket' | 'sse' | 'stdio' | 'openapi'
-  reconnects: number
-  children?: number
-  restarts?: number
-}
-
-/** The kind of an upstream request's failure: the upstream's error code, a cancellation, or unavailable. */
-function upstreamErrorKind(error: unknown): ErrorKind {
-  if (error instanceof RpcError) return errorKindOf({ jsonrpc: '2.0', id: 0, error: { code: error.code, message: '' } }) ?? 'rpc_error'
-  if (error instanceof CancelledError) return 'cancelled'
-  return 'unavailable'
 }

@@ -1,0 +1,71 @@
+/**
+ * The parts of one forwarded request that hold no route state: its client options, its stateless
+ * round trip, its cancellation, and the kind of its failure (proxy-route.ts forwards).
+ */
+import { CancelledError, RpcError } from '../client/errors.ts'
+import type { RequestOptions } from '../client/protocol.ts'
+import { errorKindOf, type ErrorKind } from '../events/call-events.ts'
+import type { RequestContext } from '../registry/context.ts'
+import type { AbortLike } from '../wire/abort-like.ts'
+import type { Caller } from '../wire/caller.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
+import type { JsonObject } from '../wire/mcp-types.ts'
+import { relayToRequest } from './relay.ts'
+import type { StatelessUpstream } from './stateless-upstream.ts'
+
+/** `params` without the gateway's own requestState, which is no business of the upstream's. */
+function withoutState(params: JsonObject): JsonObject {
+  if (params.requestState === undefined) return params
+  const { requestState, ...rest } = params
+  void requestState
+  return rest
+}
+
+/**
+ * `ctx`'s cancellation as the client takes it: the request context's own LightAbort when it has one
+ * (reading `ctx.signal` would make an AbortController for every proxied call), else its signal.
+ */
+export function cancellationOf(ctx: RequestContext): AbortLike {
+  return (ctx as { readonly cancellation?: AbortLike }).cancellation ?? ctx.signal
+}
+
+/** Per-request options of `forward`. */
+export interface ForwardExtra {
+  /** Milliseconds this request may take; the upstream's timeout otherwise. */
+  timeoutMs?: number
+  /** `Mcp-Param-*` values, for a stateless upstream. */
+  paramHeaders?: Record<string, string> | undefined
+  /** Whom the request is for when it has no request context (an aggregated list, a forwarded setLevel). */
+  who?: Caller | undefined
+}
+
+/**
+ * A stateless round trip. The upstream's requestState rides inside this gateway's own (the client
+ * retries with ours, which the dispatcher verifies), and is put back in place for the upstream.
+ */
+export async function statelessRequest(stateless: Pick<StatelessUpstream, 'request'>, name: string, method: string, params: JsonObject, ctx: RequestContext | undefined, timeoutMs: number, extra: ForwardExtra): Promise<JsonObject> {
+  const kept = (ctx?.requestState as { upstreamState?: unknown } | undefined)?.upstreamState
+  const sent = kept === undefined ? withoutState(params) : { ...params, requestState: kept as string }
+  const onMessage = ctx === undefined ? undefined : (message: JsonRpcMessage) => relayToRequest(name, message, ctx)
+  const result = await stateless.request(method, sent, { timeoutMs, signal: ctx?.signal, paramHeaders: extra.paramHeaders, onMessage, who: ctx?.caller ?? extra.who })
+  if (result.resultType === 'input_required' && ctx !== undefined) ctx.setRequestState({ upstreamState: result.requestState })
+  return result
+}
+
+/** The client's options for `ctx`'s request: its timeout, cancellation, progress, and the context the upstream's own requests are asked in. */
+export function requestOptions(ctx: RequestContext | undefined, timeoutMs: number): RequestOptions {
+  const options: RequestOptions = { timeoutMs }
+  if (ctx === undefined) return options
+  options.context = ctx
+  options.signal = cancellationOf(ctx)
+  const token = ctx._meta?.progressToken
+  if (typeof token === 'string' || typeof token === 'number') options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
+  return options
+}
+
+/** The kind of an upstream request's failure: the upstream's error code, a cancellation, or unavailable. */
+export function upstreamErrorKind(error: unknown): ErrorKind {
+  if (error instanceof RpcError) return errorKindOf({ jsonrpc: '2.0', id: 0, error: { code: error.code, message: '' } }) ?? 'rpc_error'
+  if (error instanceof CancelledError) return 'cancelled'
+  return 'unavailable'
+}
