@@ -27,6 +27,8 @@ import { AskGate } from './stdio-pool-asks.ts'
 import { ChildRequestRouter } from './stdio-pool-attribution.ts'
 import { ChildRequests } from './stdio-pool-inbound.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
+import { ChildSubscriptions } from './stdio-pool-subscriptions.ts'
+import { ChildLiveness } from './stdio-pool-liveness.ts'
 import { DISCOVER, DISCOVER_PARAMS, NotModernError, onlyRequest, type PoolSession } from './stdio-pool-session.ts'
 
 export type { PoolSession } from './stdio-pool-session.ts'
@@ -85,14 +87,11 @@ export class PoolChild {
   readonly #busy = new Set<PoolSession>()
   /** The child's requests to sessions' clients, awaiting their answers. */
   readonly #inbound = new ChildRequests<PoolSession>()
-  readonly #subscriptions = new Map<string, Set<PoolSession>>()
+  readonly #subscriptions = new ChildSubscriptions()
   /** Calls that may ask run one session at a time: unset in `session` isolation (one session per child). */
   readonly #asks: AskGate<PoolSession> | undefined
   readonly #router: ChildRequestRouter
-  #lastActivity = Date.now()
-  #idleTimer: NodeJS.Timeout | undefined
-  #pingTimer: NodeJS.Timeout | undefined
-  #pinging = false
+  readonly #liveness: ChildLiveness
 
   /** Serves 2026-07-28 requests (started with a discover, never initialized). */
   readonly modern: boolean
@@ -118,6 +117,13 @@ export class PoolChild {
       ask: (session, request, params) => this.#ask(session, request, params),
       send: (message) => this.#send(message),
     })
+    this.#liveness = new ChildLiveness(config.pool, {
+      busy: () => this.#requestsInFlight !== 0 || this.#inbound.size !== 0,
+      // Any answer proves the child alive, an error too (a server without ping still reads and writes).
+      ping: (timeoutMs) => (this.state !== 'ready' ? Promise.resolve() : this.modern ? this.#request('server/discover', DISCOVER_PARAMS, timeoutMs, true) : this.#request('ping', undefined, timeoutMs, true)),
+      idle: () => this.onidle?.(this),
+      hung: (reason) => this.#die(reason, true),
+    })
     this.ready = this.#boot(handshake)
     this.ready.catch(() => undefined)
   }
@@ -133,9 +139,7 @@ export class PoolChild {
 
   /** True when the session has nothing under way here (requests, queued calls, the child's requests, subscriptions): it may move. */
   holdsNothingOf(session: PoolSession): boolean {
-    if (session.inFlight.size > 0 || this.#asks?.holds(session) === true || this.#inbound.has(session)) return false
-    for (const subscribers of this.#subscriptions.values()) if (subscribers.has(session)) return false
-    return true
+    return !(session.inFlight.size > 0 || this.#asks?.holds(session) === true || this.#inbound.has(session) || this.#subscriptions.holds(session))
   }
 
   /** The session leaves: its requests in flight are cancelled at the child, its subscriptions dropped. */
@@ -149,9 +153,7 @@ export class PoolChild {
     for (const childId of this.#inbound.dropSession(session)) {
       this.#send({ jsonrpc: '2.0', id: childId, error: { code: RpcCode.InternalError, message: 'The session closed before it answered' } })
     }
-    for (const [uri, subscribers] of this.#subscriptions) {
-      if (!subscribers.delete(session) || subscribers.size > 0) continue
-      this.#subscriptions.delete(uri)
+    for (const uri of this.#subscriptions.dropSession(session)) {
       this.#request('resources/unsubscribe', { uri }, this.#config.pool.ping_timeout * 1000).catch(() => undefined)
     }
   }
@@ -179,7 +181,7 @@ export class PoolChild {
 
   #dispatch(session: PoolSession, message: JsonRpcRequest, ask: string | undefined, gated: boolean): Promise<void> {
     let params = message.params
-    if (message.method === 'resources/unsubscribe' && this.#unsubscribeLocally(session, String(params?.uri))) {
+    if (message.method === 'resources/unsubscribe' && this.#subscriptions.unsubscribeLocally(session, String(params?.uri))) {
       queueMicrotask(() => session.deliver({ jsonrpc: '2.0', id: message.id, result: {} }))
       return Promise.resolve()
     }
@@ -199,7 +201,7 @@ export class PoolChild {
     session.inFlight.set(message.id, childId)
     this.#busy.add(session)
     this.#requestsInFlight++
-    this.#lastActivity = Date.now()
+    this.#liveness.lastActivity = Date.now()
     const rewritten: JsonRpcRequest = params === undefined ? { jsonrpc: '2.0', id: childId, method: message.method } : { jsonrpc: '2.0', id: childId, method: message.method, params }
     return this.#write(rewritten).catch((error: unknown) => {
       this.#settle(childId)
@@ -209,7 +211,7 @@ export class PoolChild {
 
   /** A session's notification: a cancellation is rewritten to the child's id (or dropped when nothing matches). */
   notify(session: PoolSession, message: JsonRpcNotification): Promise<void> {
-    this.#lastActivity = Date.now()
+    this.#liveness.lastActivity = Date.now()
     if (message.method !== 'notifications/cancelled') {
       // A shared child's roots are the upstream's, not a session's: its roots changing is no news to the child.
       if (message.method === 'notifications/roots/list_changed' && this.#asks !== undefined) return Promise.resolve()
@@ -228,7 +230,7 @@ export class PoolChild {
   answer(session: PoolSession, message: JsonRpcMessage): Promise<void> {
     const childId = this.#inbound.answered(session, (message as { id?: unknown }).id)
     if (childId === undefined) return Promise.resolve()
-    this.#lastActivity = Date.now()
+    this.#liveness.lastActivity = Date.now()
     return this.#write({ ...message, id: childId } as JsonRpcMessage)
   }
 
@@ -241,8 +243,7 @@ export class PoolChild {
 
   /** The pool keeps an idle child (pool.min): wait another idle timeout. */
   keepIdle(): void {
-    this.#lastActivity = Date.now()
-    this.#armIdle(this.#config.pool.idle_timeout * 1000)
+    this.#liveness.keepIdle()
   }
 
   async #boot(handshake: JsonObject | typeof DISCOVER): Promise<JsonObject> {
@@ -271,8 +272,7 @@ export class PoolChild {
       this.state = 'ready'
       this.readySince = Date.now()
       this.#log.info({ childPid: this.pid, protocolVersion: result.protocolVersion }, 'stdio upstream child ready')
-      this.#armIdle(pool.idle_timeout * 1000)
-      if (pool.ping_interval > 0) this.#pingTimer = setInterval(() => this.#ping(), pool.ping_interval * 1000).unref()
+      this.#liveness.start()
       return result
     } catch (error) {
       if (error instanceof NotModernError) {
@@ -303,14 +303,10 @@ export class PoolChild {
     const outbound = typeof childId === 'number' ? this.#outbound.get(childId) : undefined
     if (outbound === undefined) return this.#junk('an answer to an unknown id', message)
     if (outbound.internal !== undefined) return outbound.internal(message)
-    this.#lastActivity = Date.now()
+    this.#liveness.lastActivity = Date.now()
     this.#settle(childId as number, true)
     const session = outbound.session!
-    if (outbound.subscribe !== undefined && 'result' in message) {
-      let subscribers = this.#subscriptions.get(outbound.subscribe)
-      if (subscribers === undefined) this.#subscriptions.set(outbound.subscribe, (subscribers = new Set()))
-      subscribers.add(session)
-    }
+    if (outbound.subscribe !== undefined && 'result' in message) this.#subscriptions.add(outbound.subscribe, session)
     message.id = outbound.id
     session.deliver(message as unknown as JsonRpcMessage)
   }
@@ -332,7 +328,7 @@ export class PoolChild {
         return cancelled.session.deliver(message)
       }
       case 'notifications/resources/updated':
-        for (const session of this.#subscriptions.get(String(params.uri)) ?? []) session.deliver(message)
+        for (const session of this.#subscriptions.of(String(params.uri))) session.deliver(message)
         return
       case 'notifications/elicitation/complete':
         return this.#inbound.elicitationCompleted(String(params.elicitationId))?.deliver(message)
@@ -363,15 +359,6 @@ export class PoolChild {
     session.deliver({ ...request, id: inboundId }, onlyRequest(session))
   }
 
-  #unsubscribeLocally(session: PoolSession, uri: string): boolean {
-    const subscribers = this.#subscriptions.get(uri)
-    if (subscribers === undefined || !subscribers.has(session)) return false
-    subscribers.delete(session)
-    if (subscribers.size > 0) return true // others still want it: the child keeps the subscription
-    this.#subscriptions.delete(uri)
-    return false
-  }
-
   /** The multiplexer's own request to the child. */
   #request(method: string, params: JsonObject | undefined, timeoutMs: number, anyAnswer = false): Promise<JsonObject> {
     const childId = ++this.#nextId
@@ -394,18 +381,6 @@ export class PoolChild {
         reject(error as Error)
       })
     })
-  }
-
-  #ping(): void {
-    if (this.#pinging || this.state !== 'ready') return
-    this.#pinging = true
-    const timeout = this.#config.pool.ping_timeout
-    // Any answer proves the child alive, an error too (a server without ping still reads and writes).
-    const [method, params] = this.modern ? ['server/discover', DISCOVER_PARAMS] : ['ping', undefined]
-    this.#request(method, params, timeout * 1000, true).then(
-      () => (this.#pinging = false),
-      () => this.#die(`did not answer a ping within ${timeout} s`, true),
-    )
   }
 
   #write(message: JsonRpcMessage): Promise<void> {
@@ -436,16 +411,6 @@ export class PoolChild {
     if (this.#router.waiting !== 0) this.#router.callsEnded()
   }
 
-  #armIdle(ms: number): void {
-    clearTimeout(this.#idleTimer)
-    this.#idleTimer = setTimeout(() => {
-      const quietFor = Date.now() - this.#lastActivity
-      const idleMs = this.#config.pool.idle_timeout * 1000
-      if (this.#requestsInFlight === 0 && this.#inbound.size === 0 && quietFor >= idleMs) this.onidle?.(this)
-      else this.#armIdle(Math.max(idleMs - quietFor, 50))
-    }, ms).unref()
-  }
-
   #junk(what: string, value: unknown): void {
     if (this.#process?.warnings.allow(this.#log, this.pid) === false) return
     this.#log.warn({ childPid: this.pid, head: JSON.stringify(value)?.slice(0, 200) }, `stdio upstream sent ${what}; dropped`)
@@ -454,8 +419,7 @@ export class PoolChild {
   #die(reason: string, unexpected: boolean): void {
     if (this.state === 'gone') return
     this.state = 'gone'
-    clearTimeout(this.#idleTimer)
-    clearInterval(this.#pingTimer)
+    this.#liveness.stop()
     if (unexpected) this.#log.warn({ childPid: this.pid, reason }, 'stdio upstream child lost')
     else this.#log.info({ childPid: this.pid, reason }, 'stdio upstream child stopped')
     const internal = [...this.#outbound.values()].filter((outbound) => outbound.internal !== undefined)
