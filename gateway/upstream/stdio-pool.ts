@@ -23,21 +23,14 @@ import type { Logger } from 'pino'
 import { TransportError } from '../client/errors.ts'
 import type { Transport } from '../client/transport.ts'
 import type { Implementation, JsonObject } from '../wire/mcp-types.ts'
-import { LATEST_STATEFUL_VERSION } from '../wire/versions.ts'
 import { PoolChild } from './stdio-pool-child.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
 import { ModernChannel, type ModernOptions } from './stdio-pool-modern.ts'
 import { StdioPoolTransport, type PoolHost, type StdioPoolKey } from './stdio-pool-transport.ts'
+import { DEFAULT_BACKOFF, failed, groupKey, leastLoaded, newGroup, sharedHandshake, type Group, type StdioBackoff } from './stdio-pool-group.ts'
 
 export type { StdioPoolKey } from './stdio-pool-transport.ts'
-
-/** Restart backoff: the wait after the n-th failure in a row is min(initialMs × 2^(n-1), maxMs). */
-export interface StdioBackoff {
-  initialMs: number
-  maxMs: number
-  /** A child that ran this long before it failed starts the count again. */
-  resetMs: number
-}
+export type { StdioBackoff } from './stdio-pool-group.ts'
 
 export interface StdioPoolOptions {
   log: Logger
@@ -63,37 +56,6 @@ export interface StdioChildStatus {
   /** The downstream sessions it serves (for tests: never shown on /readyz, a session id is a credential). */
   sessionIds: string[]
   requestsInFlight: number
-}
-
-interface Group {
-  key: string
-  capacity: number
-  children: PoolChild[]
-  sessions: Set<StdioPoolTransport>
-  /** The handshake its children make; a session's own in `session` isolation. */
-  handshake: JsonObject | undefined
-  failures: number
-  retryAt: number
-  restartTimer?: NodeJS.Timeout
-  /** Crashed children that served sessions, to be replaced when the backoff allows. */
-  replacements: number
-}
-
-const DEFAULT_BACKOFF: StdioBackoff = { initialMs: 100, maxMs: 10_000, resetMs: 10_000 }
-
-/**
- * What a shared child is told about its client: every capability a session may have, because a
- * server→client request is only passed to a session whose own client declared the capability.
- */
-const SHARED_CAPABILITIES: JsonObject = { sampling: {}, elicitation: { form: {}, url: {} } }
-
-/**
- * A shared (or per-principal) child is never given a user's roots: one session's roots would become
- * every session's sandbox. It declares roots only when the upstream configures `roots`, and the pool
- * answers its roots/list with those (stdio-pool-child.ts).
- */
-function sharedCapabilities(config: StdioUpstreamConfig): JsonObject {
-  return config.roots === undefined ? SHARED_CAPABILITIES : { ...SHARED_CAPABILITIES, roots: {} }
 }
 
 /** The pool of one stdio upstream on this worker; `transportFor` is the seam the proxy uses. */
@@ -254,14 +216,7 @@ export class StdioPool implements PoolHost {
   }
 
   #groupKey(session: StdioPoolTransport): string {
-    switch (this.config.isolation) {
-      case 'shared':
-        return '*'
-      case 'principal':
-        return `p:${session.key.principal ?? ''}`
-      case 'session':
-        return `s:${sessionSerial(session, () => ++this.#nextSession)}`
-    }
+    return groupKey(this.config.isolation, session, () => ++this.#nextSession)
   }
 
   #groupOf(session: StdioPoolTransport): Group {
@@ -273,8 +228,7 @@ export class StdioPool implements PoolHost {
   #group(key: string): Group {
     let group = this.#groups.get(key)
     if (group === undefined) {
-      const capacity = key === '*' ? this.config.pool.max : 1
-      group = { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0, replacements: 0 }
+      group = newGroup(key, this.config)
       this.#groups.set(key, group)
     }
     return group
@@ -308,7 +262,7 @@ export class StdioPool implements PoolHost {
   }
 
   #spawn(group: Group): PoolChild {
-    const handshake = group.handshake ?? { protocolVersion: LATEST_STATEFUL_VERSION, capabilities: sharedCapabilities(this.config), clientInfo: this.#clientInfo as unknown as JsonObject }
+    const handshake = group.handshake ?? sharedHandshake(this.config, this.#clientInfo)
     const child = new PoolChild(this.config, handshake, this.#log, this.#graceMs)
     child.ondeath = (gone, _reason, unexpected, served) => this.#died(group, gone, unexpected, served)
     child.onidle = (idle) => this.#idle(group, idle)
@@ -331,11 +285,7 @@ export class StdioPool implements PoolHost {
     let waitMs = 0
     if (unexpected) {
       this.restarts++
-      const now = Date.now()
-      if (child.readySince > 0 && now - child.readySince >= this.#backoff.resetMs) group.failures = 0
-      group.failures++
-      waitMs = Math.min(this.#backoff.initialMs * 2 ** (group.failures - 1), this.#backoff.maxMs)
-      group.retryAt = now + waitMs
+      waitMs = failed(group, child.readySince, this.#backoff)
       this.#log.warn({ childPid: child.pid, failures: group.failures, retryInMs: waitMs }, 'stdio upstream child failed; restarting with backoff')
     }
     if (this.#closed) return
@@ -380,22 +330,6 @@ export class StdioPool implements PoolHost {
 
 const noop = (): void => undefined
 
-/** The child with the fewest sessions (of those in `state`, when given). */
-function leastLoaded(children: readonly PoolChild[], state: PoolChild['state'] | undefined): PoolChild | undefined {
-  let least: PoolChild | undefined
-  for (const child of children) if ((state === undefined || child.state === state) && (least === undefined || child.sessions.size < least.sessions.size)) least = child
-  return least
-}
-
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
-}
-
-const serials = new WeakMap<StdioPoolTransport, number>()
-
-/** `session` isolation: a group per transport, named by a number it keeps for life. */
-function sessionSerial(session: StdioPoolTransport, next: () => number): number {
-  let serial = serials.get(session)
-  if (serial === undefined) serials.set(session, (serial = next()))
-  return serial
 }
