@@ -19,8 +19,9 @@ import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import { LightAbort } from '../wire/abort-like.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import type { HttpAnswer, HttpExchange } from './http-answer.ts'
-import { readSse } from './sse-parser.ts'
-import type { Transport } from './transport.ts'
+import { messageOf, readSse } from './sse-parser.ts'
+import { DEFAULT_MAX_MESSAGE_BYTES, TransportCallbacks, type Transport } from './transport.ts'
+import { ok } from './http-status.ts'
 import { withTraceHeaders } from './trace-headers.ts'
 
 export interface LegacySseOptions {
@@ -42,16 +43,11 @@ export interface LegacySseOptions {
   maxPending?: number
 }
 
-const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 const DEFAULT_MAX_PENDING = 1024
 /** What a POST's answer body may hold before it is dropped (servers answer "Accepted"). */
 const POST_ANSWER_BYTES = 65_536
 
-export class LegacySseTransport implements Transport {
-  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
-  onclose?: () => void
-  onerror?: (error: Error) => void
-
+export class LegacySseTransport extends TransportCallbacks implements Transport {
   readonly #options: LegacySseOptions
   readonly #url: URL
   /** Aborts the stream and every POST in flight. */
@@ -63,6 +59,7 @@ export class LegacySseTransport implements Transport {
   readonly #pending = new Set<RequestId>()
 
   constructor(options: LegacySseOptions) {
+    super()
     this.#options = options
     this.#url = new URL(options.url)
   }
@@ -138,12 +135,10 @@ export class LegacySseTransport implements Transport {
   async #follow(events: AsyncGenerator<{ event: string; data: string }>): Promise<void> {
     try {
       for await (const event of events) {
-        if (event.event !== 'message' || event.data === '') continue // a later endpoint event changes nothing
-        let message: JsonRpcMessage
-        try {
-          message = JSON.parse(event.data) as JsonRpcMessage
-        } catch {
-          this.onerror?.(new ProtocolError(`The server sent an SSE event that is not JSON: ${event.data.slice(0, 200)}`))
+        const message = messageOf(event) // a later endpoint event changes nothing
+        if (message === undefined) continue
+        if (message instanceof ProtocolError) {
+          this.onerror?.(message)
           continue
         }
         if (!('method' in message) && message.id !== null) this.#pending.delete(message.id)
@@ -185,7 +180,7 @@ export class LegacySseTransport implements Transport {
         throw new TransportError(`POST ${endpoint.pathname} failed: ${detailOf(error)}`, { requestId, cause: error })
       }
       const body = await response.text(POST_ANSWER_BYTES).catch(() => '')
-      if (response.status >= 200 && response.status < 300) return
+      if (ok(response)) return
       // The server forgot the session (it restarted, or dropped the stream): this transport is done.
       if (response.status === 404) queueMicrotask(() => this.#shutdown())
       throw new TransportError(`POST ${endpoint.pathname} answered HTTP ${response.status}: ${body.slice(0, 200)}`, {

@@ -6,6 +6,7 @@
  */
 
 import { ProtocolError } from './errors.ts'
+import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 
 export interface SseEvent {
   /** The `event` field, `message` when absent. */
@@ -113,4 +114,17 @@ export async function* readSse(body: ReadableStream<Uint8Array> | AsyncIterable<
     yield* events
   }
   yield* parser.push(decoder.decode(), true)
+}
+
+/**
+ * The JSON-RPC message an SSE event carries: undefined for an event that is not a `message` or has
+ * no data, a ProtocolError (to report, and go on reading) when its data is not JSON.
+ */
+export function messageOf(event: Pick<SseEvent, 'event' | 'data'>): JsonRpcMessage | ProtocolError | undefined {
+  if (event.event !== 'message' || event.data === '') return undefined
+  try {
+    return JSON.parse(event.data) as JsonRpcMessage
+  } catch {
+    return new ProtocolError(`The server sent an SSE event that is not JSON: ${event.data.slice(0, 200)}`)
+  }
 }

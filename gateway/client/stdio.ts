@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
-import type { Transport } from './transport.ts'
+import { TransportCallbacks, type Transport } from './transport.ts'
 
 export interface StdioOptions {
   /**
@@ -35,11 +35,7 @@ export interface StdioOptions {
   exitTimeoutMs?: number
 }
 
-export class StdioTransport implements Transport {
-  onmessage?: (message: JsonRpcMessage) => void
-  onclose?: () => void
-  onerror?: (error: Error) => void
-
+export class StdioTransport extends TransportCallbacks implements Transport {
   readonly #options: StdioOptions
   #child: ChildProcess | undefined
   #exited: Promise<void> = Promise.resolve()
@@ -51,6 +47,7 @@ export class StdioTransport implements Transport {
   #readTimer: NodeJS.Timeout | undefined
 
   constructor(options: StdioOptions) {
+    super()
     this.#options = options
   }
 

@@ -16,60 +16,18 @@
 import type { Agent } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { JsonRpcMessage, RequestId } from '../wire/jsonrpc.ts'
-import { agentFetch, connectionAgent, type TlsOptions } from './connection-options.ts'
+import { agentFetch, connectionAgent } from './connection-options.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
 import { BodyTooLargeError, type HttpAnswer, type HttpExchange } from './http-answer.ts'
-import { fetchExchange, nodeExchange, type HttpAgents } from './http-exchange.ts'
-import { readSse } from './sse-parser.ts'
-import type { Transport } from './transport.ts'
+import { fetchExchange, nodeExchange } from './http-exchange.ts'
+import { messageOf, readSse } from './sse-parser.ts'
+import { DEFAULT_MAX_MESSAGE_BYTES, TransportCallbacks, type Transport } from './transport.ts'
+import { ok, statusError } from './http-status.ts'
+import type { StreamableHttpOptions } from './streamable-http-options.ts'
+
+export type { StreamableHttpOptions } from './streamable-http-options.ts'
 import { LightAbort, realSignal, type AbortLike } from '../wire/abort-like.ts'
 import { withTraceHeaders } from './trace-headers.ts'
-
-export interface StreamableHttpOptions {
-  /** The MCP endpoint. */
-  url: string | URL
-  /** Sent as the `authorization` header of every request, e.g. `Bearer <token>`. */
-  authorization?: string
-  /** Extra headers for every request. */
-  headers?: Record<string, string>
-  /**
-   * Headers asked for before every exchange (credentials that expire or depend on the caller), over
-   * `headers`. Answering the same object as last time costs nothing: the headers built are reused.
-   */
-  authorize?: () => Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>
-  /** Open the standalone GET stream after initialize (needed for resource updates and list_changed); default true. */
-  standaloneStream?: boolean
-  /**
-   * Milliseconds to wait for the response head of a notification, response, GET or DELETE; default
-   * 30 000. A request's POST is bounded by the request's own timeout instead.
-   */
-  timeoutMs?: number
-  /** Milliseconds before reconnecting a stream when the server sent no `retry`; default 1000. */
-  reconnectDelayMs?: number
-  /** Reconnection attempts in a row (without an event between them) before a stream is given up; default 3. */
-  maxReconnects?: number
-  /** A fetch to use instead of the global one. */
-  fetch?: typeof fetch
-  /** TLS settings for an `https:` URL (ca, cert, key, rejectUnauthorized). */
-  tls?: TlsOptions
-  /** An HTTP proxy (`http://[user:pass@]host:port`), reached with CONNECT; Node's fetch ignores `https_proxy`. */
-  proxy?: string | URL
-  /**
-   * Without `fetch`, `tls` or `proxy`: exchange over node:http(s) on these keep-alive Agents (`keepAliveAgents()`)
-   * instead of the global fetch, which costs several times the CPU per exchange (WHATWG streams and
-   * Headers). Share one set between transports to the same server, so they share its connections.
-   */
-  agents?: HttpAgents
-  /**
-   * close() ends the server's session with DELETE; default true. False when other processes continue
-   * the session (a gateway's upstream session is shared data), so only the connection is closed.
-   */
-  endSessionOnClose?: boolean
-  /** Largest JSON body or SSE event accepted from the server, in bytes; a larger one fails its request. Default 16 MiB. */
-  maxMessageBytes?: number
-}
-
-const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 /** A stream being followed: the request it answers (none for the standalone stream) and where to resume. */
 interface Stream {
@@ -81,11 +39,7 @@ interface Stream {
 
 const TIMEOUT = Symbol('timeout')
 
-export class StreamableHttpTransport implements Transport {
-  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
-  onclose?: () => void
-  onerror?: (error: Error) => void
-
+export class StreamableHttpTransport extends TransportCallbacks implements Transport {
   readonly #url: URL
   readonly #options: StreamableHttpOptions
   readonly #exchange: HttpExchange
@@ -108,6 +62,7 @@ export class StreamableHttpTransport implements Transport {
   readonly #requests = new Map<RequestId, LightAbort>()
 
   constructor(options: StreamableHttpOptions) {
+    super()
     this.#options = options
     this.#url = new URL(options.url)
     this.#agent = options.fetch === undefined ? connectionAgent(this.#url, options) : undefined
@@ -320,12 +275,10 @@ export class StreamableHttpTransport implements Transport {
         events++
         if (event.id !== undefined) stream.lastEventId = event.id
         if (event.retry !== undefined) stream.retryMs = event.retry
-        if (event.event !== 'message' || event.data === '') continue
-        let message: JsonRpcMessage
-        try {
-          message = JSON.parse(event.data) as JsonRpcMessage
-        } catch {
-          this.onerror?.(new ProtocolError(`The server sent an SSE event that is not JSON: ${event.data.slice(0, 200)}`))
+        const message = messageOf(event)
+        if (message === undefined) continue
+        if (message instanceof ProtocolError) {
+          this.onerror?.(message)
           continue
         }
         if (stream.requestId !== undefined && !('method' in message) && message.id === stream.requestId) answered = true
@@ -403,18 +356,3 @@ export class StreamableHttpTransport implements Transport {
 
 const POST_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }
 const SSE_HEADERS = { accept: 'text/event-stream' }
-
-const ok = (response: HttpAnswer): boolean => response.status >= 200 && response.status < 300
-
-/** A TransportError for a refused HTTP exchange, with the server's JSON-RPC error message when it sent one. */
-async function statusError(response: HttpAnswer, requestId: RequestId | undefined, refused = false): Promise<TransportError> {
-  const text = await response.text(65_536).catch(() => '')
-  let detail = text.slice(0, 200)
-  try {
-    const message = (JSON.parse(text) as { error?: { message?: unknown } }).error?.message
-    if (typeof message === 'string') detail = message
-  } catch {
-    // not JSON: keep the text
-  }
-  return new TransportError(`HTTP ${response.status}${detail === '' ? '' : `: ${detail}`}`, { status: response.status, requestId, refused, challenge: response.header('www-authenticate') })
-}

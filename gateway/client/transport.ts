@@ -51,3 +51,13 @@ export interface Transport {
   /** The session id the server issued, where the transport carries one (HTTP `mcp-session-id`). */
   readonly sessionId?: string | undefined
 }
+
+/** The largest message a transport accepts by default (a JSON body, an SSE event), in bytes: 16 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+/** The callbacks of `Transport`, declared once for the transports that extend it. */
+export abstract class TransportCallbacks implements Pick<Transport, 'onmessage' | 'onclose' | 'onerror'> {
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
+  onclose?: () => void
+  onerror?: (error: Error) => void
+}

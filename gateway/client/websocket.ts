@@ -9,7 +9,7 @@ import type { Agent } from 'node:http'
 import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import { connectionAgent, type TlsOptions } from './connection-options.ts'
 import { ProtocolError, TimeoutError, TransportError } from './errors.ts'
-import type { Transport } from './transport.ts'
+import { TransportCallbacks, type Transport } from './transport.ts'
 
 export interface WebSocketOptions {
   /** A `ws:` or `wss:` URL. */
@@ -34,17 +34,14 @@ export interface WebSocketOptions {
   proxy?: string | URL
 }
 
-export class WebSocketTransport implements Transport {
-  onmessage?: (message: JsonRpcMessage) => void
-  onclose?: () => void
-  onerror?: (error: Error) => void
-
+export class WebSocketTransport extends TransportCallbacks implements Transport {
   readonly #options: WebSocketOptions
   #socket: WebSocket | undefined
   #agent: Agent | undefined
   #closed = false
 
   constructor(options: WebSocketOptions) {
+    super()
     this.#options = options
   }
 

@@ -13,7 +13,7 @@ import type { JsonRpcMessage } from '../wire/jsonrpc.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
 import { keepAliveAgents, type HttpAgents } from '../client/http-exchange.ts'
 import { StreamableHttpTransport } from '../client/streamable-http.ts'
-import type { Transport } from '../client/transport.ts'
+import { DEFAULT_MAX_MESSAGE_BYTES, type Transport } from '../client/transport.ts'
 import { WebSocketTransport } from '../client/websocket.ts'
 import { legacySseTransport } from './legacy-sse.ts'
 import { agentFetch, connectionAgent, type TlsOptions } from '../client/connection-options.ts'
@@ -53,10 +53,7 @@ export interface StdioTransports {
   statelessRequest?(upstream: UpstreamConfig, method: string, params: JsonObject, options: { timeoutMs: number; signal?: AbortSignal; onMessage?: (message: JsonRpcMessage) => void }): Promise<JsonObject>
 }
 
-/** Largest message from an HTTP or WebSocket upstream when `max_message_size` is not set. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-
-/** The largest message accepted from `upstream`, in bytes. */
+/** The largest message accepted from `upstream`, in bytes (16 MiB when `max_message_size` is not set). */
 export function maxMessageBytes(upstream: UpstreamConfig): number {
   return upstream.max_message_size ?? DEFAULT_MAX_MESSAGE_BYTES
 }

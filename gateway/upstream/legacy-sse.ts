@@ -10,10 +10,8 @@ import { agentFetch, connectionAgent, type TlsOptions } from '../client/connecti
 import { fetchExchange, keepAliveAgents, nodeExchange, type HttpAgents } from '../client/http-exchange.ts'
 import type { HttpExchange } from '../client/http-answer.ts'
 import { LegacySseTransport } from '../client/legacy-sse.ts'
-import type { Transport } from '../client/transport.ts'
+import { DEFAULT_MAX_MESSAGE_BYTES, type Transport } from '../client/transport.ts'
 
-/** Largest event from the upstream when `max_message_size` is not set (as for the other HTTP upstreams). */
-const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 /** Longest wait for the stream and its endpoint event. */
 const CONNECT_TIMEOUT_MS = 10_000
 /** Requests of one upstream session awaiting their answer on the stream when `max_pending` is not set. */
