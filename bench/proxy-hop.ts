@@ -57,7 +57,7 @@ function processCpuUs(pid: number): number {
 }
 
 /** Sends `rate` calls a second for `seconds` over `sessions`, timed from when each was due. */
-async function paced(url: string, sessions: string[], rate: number, seconds: number, pid: number): Promise<PacedRun> {
+export async function paced(url: string, sessions: string[], rate: number, seconds: number, pid: number): Promise<PacedRun> {
   const client = new McpHttp(url, 256)
   const latencies: number[] = []
   let errors = 0
@@ -105,7 +105,7 @@ async function initializes(server: RunningServer): Promise<number> {
   return count
 }
 
-async function sessionsOn(url: string, count: number): Promise<string[]> {
+export async function sessionsOn(url: string, count: number): Promise<string[]> {
   const client = new McpHttp(url, 20)
   try {
     return await Promise.all(Array.from({ length: count }, () => client.initialize()))
