@@ -19,6 +19,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { McpHttp } from './mcp-http.ts'
+import { LeanCaller } from './lean-caller.ts'
 import { LOAD_CORE, movePid, SERVER_CORES } from './cpu.ts'
 import { startServer, type RunningServer } from './servers.ts'
 
@@ -56,9 +57,16 @@ function processCpuUs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100
 }
 
+/**
+ * The loader's client per target, kept across runs (warm keep-alive connections, as a load generator
+ * keeps them): a lean one, since it shares the load core with U while P is measured (lean-caller.ts).
+ */
+const callers = new Map<string, LeanCaller>()
+
 /** Sends `rate` calls a second for `seconds` over `sessions`, timed from when each was due. */
 export async function paced(url: string, sessions: string[], rate: number, seconds: number, pid: number): Promise<PacedRun> {
-  const client = new McpHttp(url, 256)
+  let client = callers.get(url)
+  if (client === undefined) callers.set(url, (client = new LeanCaller(url)))
   const latencies: number[] = []
   let errors = 0
   let sent = 0
@@ -73,7 +81,7 @@ export async function paced(url: string, sessions: string[], rate: number, secon
         const n = sent++
         const dueAt = started + (n * 1000) / rate
         const message = `p${n}`
-        const call: Promise<void> = client.callTool('echo', { message }, sessions[n % sessions.length]).then(
+        const call: Promise<void> = client.callTool('echo', { message }, sessions[n % sessions.length]!).then(
           (text) => {
             if (text !== `echo: ${message}`) errors++
           },
@@ -92,7 +100,6 @@ export async function paced(url: string, sessions: string[], rate: number, secon
   await Promise.all(inFlight)
   const elapsedS = (performance.now() - started) / 1000
   const cpuUs = processCpuUs(pid) - cpuBefore
-  client.close()
   latencies.sort((a, b) => a - b)
   const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!
   return { calls: total, achieved: total / elapsedS, p50Ms: at(0.5), p99Ms: at(0.99), errors, cpuUsPerCall: cpuUs / total }
