@@ -2,7 +2,8 @@
  * The paced loader's tools/call client (proxy-hop.ts, proxy-hop-tail.ts): the gateway's lean
  * HTTP/1.1 pool (gateway/client/http1.ts) instead of node:http's ClientRequest. The loader shares
  * the load core with U while P is measured, so what it spends there is taken from U's core: with
- * ClientRequest it spent 98-159 µs a call, 0.6-0.9x of what U spends serving the call.
+ * ClientRequest it spent 82-188 µs a call (0.6-0.9x of what U spends serving it), with this 35-62
+ * (bench/README.md, "Where the p99 comes from").
  */
 import { Http1Pool } from '../gateway/client/http1.ts'
 import { LightAbort } from '../gateway/wire/abort-like.ts'
