@@ -3,6 +3,8 @@
  * round trip, its cancellation, and the kind of its failure (proxy-route.ts forwards).
  */
 import { CancelledError, RpcError } from '../client/errors.ts'
+import { EdgeError, McpError, RpcCode } from '../wire/errors.ts'
+import { describeFailure } from './failure.ts'
 import type { RequestOptions } from '../client/protocol.ts'
 import { errorKindOf, type ErrorKind } from '../events/call-events.ts'
 import type { RequestContext } from '../registry/context.ts'
@@ -68,4 +70,13 @@ export function upstreamErrorKind(error: unknown): ErrorKind {
   if (error instanceof RpcError) return errorKindOf({ jsonrpc: '2.0', id: 0, error: { code: error.code, message: '' } }) ?? 'rpc_error'
   if (error instanceof CancelledError) return 'cancelled'
   return 'unavailable'
+}
+
+/** An upstream failure as the JSON-RPC error the downstream client gets. */
+export function clientErrorOf(name: string, error: unknown): McpError {
+  if (error instanceof RpcError) return new McpError(error.code, error.message, error.data)
+  // The credential's own errors (consent required, credential failed) already name the upstream and hold no secret.
+  if (error instanceof EdgeError) return new McpError(error.rpcCode, error.message, error.data)
+  if (error instanceof CancelledError) return new McpError(RpcCode.InternalError, 'Request cancelled')
+  return new McpError(RpcCode.InternalError, `Upstream "${name}" is unavailable: ${describeFailure(error)}`, { upstream: name })
 }

@@ -12,9 +12,9 @@
  */
 import type { Logger } from 'pino'
 import type { McpClient } from '../client/client.ts'
-import { CancelledError, RpcError } from '../client/errors.ts'
+import { RpcError } from '../client/errors.ts'
 import type { RouteConfig, UpstreamConfig } from '../config/types.ts'
-import { McpError, RpcCode } from '../wire/errors.ts'
+import type { McpError } from '../wire/errors.ts'
 import type { RequestContext } from '../registry/context.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
 import type { JsonObject } from '../wire/mcp-types.ts'
@@ -34,16 +34,15 @@ import { tracing } from '../protocol/tracing.ts'
 import { UpstreamHealth, type HealthReport } from './health.ts'
 import type { Naming, Origin } from './names.ts'
 import { installRelay } from './relay.ts'
-import { cancellationOf, requestOptions, statelessRequest, upstreamErrorKind, type ForwardExtra } from './forward-request.ts'
+import { cancellationOf, clientErrorOf, requestOptions, statelessRequest, upstreamErrorKind, type ForwardExtra } from './forward-request.ts'
+import { probeUpstream } from './upstream-probe.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
 import { OpenApiUpstream } from './openapi/openapi-upstream.ts'
 import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
 import { CredentialContext } from './credentials/context.ts'
 import { routeCredentials } from './route-credentials.ts'
-import { ConsentRequiredError, CredentialError, type CredentialProvider } from './credentials/provider.ts'
+import { ConsentRequiredError, type CredentialProvider } from './credentials/provider.ts'
 import { askConsent } from './consent-step.ts'
-import { isRejected } from './credentials/rejection.ts'
-import { EdgeError } from '../wire/errors.ts'
 import { ListCache } from './list-cache.ts'
 import { ListChangedNotices } from './list-changed-notices.ts'
 
@@ -324,11 +323,7 @@ export class ProxyRoute implements LinkHost {
 
   /** An upstream failure as the JSON-RPC error the downstream client gets. */
   asClientError(name: string, error: unknown): McpError {
-    if (error instanceof RpcError) return new McpError(error.code, error.message, error.data)
-    // The credential's own errors (consent required, credential failed) already name the upstream and hold no secret.
-    if (error instanceof EdgeError) return new McpError(error.rpcCode, error.message, error.data)
-    if (error instanceof CancelledError) return new McpError(RpcCode.InternalError, 'Request cancelled')
-    return new McpError(RpcCode.InternalError, `Upstream "${name}" is unavailable: ${describeFailure(error)}`, { upstream: name })
+    return clientErrorOf(name, error)
   }
 
   /**
@@ -411,18 +406,7 @@ export class ProxyRoute implements LinkHost {
       link = new UpstreamLink(this, upstream, owner)
       this.#links.set(key, link)
     }
-    const timeoutMs = Math.min(this.timeoutMs(upstream), upstream.health_interval * 1000)
-    try {
-      // An upstream of 2026-07-28 only has no session to ping: its discover answers instead.
-      const stateless = this.#stateless.get(upstream.name)
-      if (stateless !== undefined && (await stateless.statelessOnly(timeoutMs))) return await stateless.probe(timeoutMs)
-      await link.request('ping', undefined, { timeoutMs }, undefined)
-    } catch (error) {
-      // The upstream answered (401/403: the probe speaks for no one), or the gateway's credential could
-      // not be had: either way not the upstream down. A credential failure is each call's own error.
-      if (!(isRejected(error) || error instanceof CredentialError || error instanceof EdgeError)) throw error
-    }
-    link.lastUsed = Date.now()
+    await probeUpstream(link, this.#stateless.get(upstream.name), Math.min(this.timeoutMs(upstream), upstream.health_interval * 1000))
   }
 
   #sweep(): void {
