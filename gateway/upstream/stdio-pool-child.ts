@@ -29,7 +29,7 @@ import { ChildRequests } from './stdio-pool-inbound.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
 import { ChildSubscriptions } from './stdio-pool-subscriptions.ts'
 import { ChildLiveness } from './stdio-pool-liveness.ts'
-import { DISCOVER, DISCOVER_PARAMS, NotModernError, onlyRequest, type PoolSession } from './stdio-pool-session.ts'
+import { DISCOVER, DISCOVER_PARAMS, handshakeChild, NotModernError, onlyRequest, type PoolSession } from './stdio-pool-session.ts'
 
 export type { PoolSession } from './stdio-pool-session.ts'
 
@@ -258,17 +258,8 @@ export class PoolChild {
         this.#stopped = child.stop(this.#graceMs)
         throw new Error('stopped while starting')
       }
-      let result: JsonObject
-      if (handshake === DISCOVER) {
-        result = await this.#request('server/discover', DISCOVER_PARAMS, pool.start_timeout * 1000, true)
-        const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : []
-        if (!versions.includes('2026-07-28')) throw new NotModernError('its server/discover does not list 2026-07-28')
-        result = { ...result, protocolVersion: '2026-07-28' }
-      } else {
-        result = await this.#request('initialize', handshake, pool.start_timeout * 1000)
-        if (typeof result.protocolVersion !== 'string') throw new Error('its initialize result has no protocolVersion')
-        await this.#write({ jsonrpc: '2.0', method: 'notifications/initialized' })
-      }
+      const startMs = pool.start_timeout * 1000
+      const result = await handshakeChild(handshake, (method, params, anyAnswer) => this.#request(method, params, startMs, anyAnswer), (message) => this.#write(message))
       this.state = 'ready'
       this.readySince = Date.now()
       this.#log.info({ childPid: this.pid, protocolVersion: result.protocolVersion }, 'stdio upstream child ready')

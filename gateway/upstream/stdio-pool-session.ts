@@ -47,3 +47,25 @@ export function onlyRequest(session: PoolSession): RequestId | undefined {
   if (session.inFlight.size !== 1) return undefined
   return session.inFlight.keys().next().value
 }
+
+/**
+ * A child's handshake over `ask` (the multiplexer's own requests) and `write`: a discover that must
+ * list 2026-07-28 (else NotModernError), or initialize then notifications/initialized. Resolves with
+ * what every session is answered from (a discover's result carries protocolVersion 2026-07-28).
+ */
+export async function handshakeChild(
+  handshake: JsonObject | typeof DISCOVER,
+  ask: (method: string, params: JsonObject, anyAnswer: boolean) => Promise<JsonObject>,
+  write: (message: JsonRpcMessage) => Promise<void>,
+): Promise<JsonObject> {
+  if (handshake === DISCOVER) {
+    const result = await ask('server/discover', DISCOVER_PARAMS, true)
+    const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions : []
+    if (!versions.includes('2026-07-28')) throw new NotModernError('its server/discover does not list 2026-07-28')
+    return { ...result, protocolVersion: '2026-07-28' }
+  }
+  const result = await ask('initialize', handshake, false)
+  if (typeof result.protocolVersion !== 'string') throw new Error('its initialize result has no protocolVersion')
+  await write({ jsonrpc: '2.0', method: 'notifications/initialized' })
+  return result
+}
