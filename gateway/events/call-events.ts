@@ -170,9 +170,9 @@ class RecordedEvent implements CallEvent {
   readonly approval: string | undefined
   /** Always present (undefined unless it was cached): one object shape for every event. */
   readonly cached: true | undefined
-  readonly #params: JsonObject | undefined
+  #params: JsonObject | undefined
 
-  constructor(route: string, generation: number, method: string, component: string, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho) {
+  constructor(route: string, generation: number, method: string, component: string, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho, params: JsonObject | undefined) {
     const caller = who.caller
     this.route = route
     this.method = method
@@ -190,11 +190,16 @@ class RecordedEvent implements CallEvent {
     this.decision = who.decision
     this.approval = who.approval
     this.cached = who.cached === true ? true : undefined
-    this.#params = who.request?.params
+    this.#params = params
   }
 
   static paramsOf(event: CallEvent): JsonObject | undefined {
     return #params in event ? event.#params : undefined
+  }
+
+  /** Lets the params go once every subscriber has seen the event (the error ring keeps events longer). */
+  static release(event: CallEvent): void {
+    if (#params in event) event.#params = undefined
   }
 }
 
@@ -288,7 +293,10 @@ export class RouteCalls {
   }
 
   #emit(method: string, component: string, seconds: number, error: ErrorKind | undefined, message: string | undefined, who: CallWho): void {
-    this.#events.emit(new RecordedEvent(this.location, this.#events.generation, method, component, seconds, error, message, who))
+    // The params only while something reads them (the audit sink): an event may outlive its request (the
+    // admin view's ring of recent errors), and a request's params can be megabytes.
+    const params = this.#events.subscribed ? who.request?.params : undefined
+    this.#events.emit(new RecordedEvent(this.location, this.#events.generation, method, component, seconds, error, message, who, params))
   }
 
   /** Counts one request sent to an upstream (a proxied call, a list's fan-out). */
@@ -371,6 +379,8 @@ export class CallEvents {
           // A subscriber's failure is its own; the calls went out already.
         }
       }
+      // Subscribers read params synchronously (the audit sink's digest); the error ring must not keep them.
+      for (const event of batch) RecordedEvent.release(event)
     })
   }
 }

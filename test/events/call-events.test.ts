@@ -2,7 +2,7 @@
 // both HTTP paths, in batches after the answers left, with a session hash and never a session id.
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import { ERROR_RING_SIZE, sessionHash, type CallEvent } from '../../gateway/events/call-events.ts'
+import { ERROR_RING_SIZE, paramsOf, sessionHash, type CallEvent } from '../../gateway/events/call-events.ts'
 import { gatewayWith } from '../e2e/harness.ts'
 import { post, rawSession } from '../e2e/sse-reader.ts'
 
@@ -15,9 +15,11 @@ t.test('one event per call, delivered off the request path', async (t) => {
   const sessionId = await rawSession(url)
   const seen: CallEvent[] = []
   let batches = 0
+  const paramsSeen: unknown[] = []
   const unsubscribe = gateway.events.subscribe((events) => {
     batches++
     seen.push(...events)
+    for (const event of events) paramsSeen.push(paramsOf(event))
   })
   await (await post(url, sessionId, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'secret-argument' } } })).text()
   await (await post(url, sessionId, { jsonrpc: '2.0', id: 2, method: 'prompts/get', params: { name: 'nope' } })).text()
@@ -44,4 +46,8 @@ t.test('one event per call, delivered off the request path', async (t) => {
   t.ok(batches >= 1 && batches <= seen.length, 'delivered in batches')
   t.same(gateway.events.recentErrors().map((event) => event.method), ['prompts/get'], 'the errors ring holds the failure')
   t.ok(ERROR_RING_SIZE > 0)
+  // A subscriber (the audit sink's digest) reads the params while it is handed the batch; after that the
+  // event lets them go, so the errors ring never holds a request's params (they can be megabytes).
+  t.match(paramsSeen[seen.indexOf(call)], { name: 'echo', arguments: { message: 'secret-argument' } }, 'a subscriber reads the params')
+  t.equal(paramsOf(failed), undefined, 'the ring\'s event no longer holds them')
 })
