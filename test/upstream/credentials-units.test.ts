@@ -11,7 +11,7 @@ import t from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { ConfigError } from '../../gateway/config/config-error.ts'
 import { CredentialContext } from '../../gateway/upstream/credentials/context.ts'
-import { MemoryCredentialCache } from '../../gateway/upstream/credentials/credential-cache.ts'
+import { MemoryCredentialCache, type CredentialCache } from '../../gateway/upstream/credentials/credential-cache.ts'
 import { loadSealingKeys, SealedCache } from '../../gateway/upstream/credentials/sealed-cache.ts'
 import { TokenKeeper } from '../../gateway/upstream/credentials/token-keeper.ts'
 import type { IssuedToken } from '../../gateway/upstream/credentials/token-endpoint.ts'
@@ -60,6 +60,33 @@ t.test('the token keeper fetches once for many calls, and once across processes 
   t.equal(fetches, 2, 'a dropped token is fetched again')
   t.not(fresh.authorization, answers[0]!.authorization)
   t.equal((await b.get('cc:x', fetcher, 'x')).authorization, answers[0]!.authorization, 'the other keeper keeps its own until told')
+})
+
+t.test('a keeper that takes the lock just after another host let it go uses the stored token, no second fetch', async (t) => {
+  // Host B reads the cache (nothing yet), host A fetches, stores and unlocks, then B takes the lock: B
+  // must look again rather than fetch (two CI runs fetched twice on two hosts before it did).
+  const shared = new MemoryCredentialCache()
+  let fetches = 0
+  const fetcher = async (): Promise<IssuedToken> => ({ accessToken: `token-${++fetches}`, tokenType: 'Bearer', expiresAt: Date.now() + 60_000 })
+  let aDone: Promise<unknown> | undefined
+  const a = new TokenKeeper({ cache: shared, logger: silent, refreshBeforeMs: 30_000, fetchTimeoutMs: 2000, maxHeld: 10 })
+  // B's view of the same cache: its first lock waits until A has fetched, stored and unlocked.
+  const slowLock: CredentialCache = {
+    get: (key) => shared.get(key),
+    set: (key, value, ttlMs) => shared.set(key, value, ttlMs),
+    delete: (key) => shared.delete(key),
+    close: () => shared.close(),
+    lock: async (key, ttlMs) => {
+      await aDone
+      return shared.lock(key, ttlMs)
+    },
+  }
+  const b = new TokenKeeper({ cache: slowLock, logger: silent, refreshBeforeMs: 30_000, fetchTimeoutMs: 2000, maxHeld: 10 })
+  const bAnswer = b.get('cc:race', fetcher, 'x')
+  aDone = Promise.resolve(a.get('cc:race', fetcher, 'x'))
+  const [fromA, fromB] = await Promise.all([aDone, bAnswer]) as [{ authorization: string }, { authorization: string }]
+  t.equal(fetches, 1, 'one fetch for both hosts')
+  t.equal(fromB.authorization, fromA.authorization, 'B uses the token A stored')
 })
 
 t.test('a token near its expiry is refreshed in the background while it still serves', async (t) => {

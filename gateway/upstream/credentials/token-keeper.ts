@@ -108,6 +108,12 @@ export class TokenKeeper {
       }
     }
     try {
+      if (release) {
+        // Taken: but the holder before us may have stored its token and let go between our read and our
+        // lock (a fast token endpoint), so look again before asking a second time.
+        const stored = await this.#shared(key)
+        if (stored !== undefined && (!refreshing || stored.expiresAt > (this.#held.get(key)?.expiresAt ?? 0))) return this.#keep(key, stored)
+      }
       const token = await fetch()
       const issuedAt = Date.now()
       const held = this.#keep(key, { accessToken: token.accessToken, expiresAt: token.expiresAt, issuedAt })
