@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
 import { gatewayWith } from '../client/harness.ts'
+import { eventually } from '../fixtures/waiting.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
@@ -54,13 +55,22 @@ async function read(who: User, path: string): Promise<string | undefined> {
   }
 }
 
-/** Both users say their roots changed (a server that follows roots asks again), with calls in flight meanwhile. */
-async function announce(users: User[]): Promise<void> {
+/**
+ * Both users say their roots changed (a server that follows roots asks again), with calls in flight
+ * meanwhile; then, for each user, until its child lists `expect(user)` among its allowed directories:
+ * server-filesystem asks for roots after it starts and applies the answer in its own time (under load
+ * a fixed wait was not enough), and what is asserted is which directories it got, not how fast.
+ */
+async function announce(users: User[], expect?: (who: User) => string): Promise<void> {
   await Promise.all(users.map(async (who) => {
     await who.client.sendRootsListChanged()
     await who.client.callTool({ name: 'list_allowed_directories', arguments: {} })
   }))
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  if (expect === undefined) return
+  await Promise.all(users.map((who) => eventually(async () => {
+    const allowed = text(await who.client.callTool({ name: 'list_allowed_directories', arguments: {} }))
+    return allowed.includes(expect(who))
+  }, 10_000)))
 }
 
 function proxyRoute(upstream: object): object {
@@ -83,7 +93,7 @@ t.test('isolation: shared with the upstream\'s roots: the child is told those, n
   const gateway = await gatewayWith(t, [proxyRoute({ command: ['node', filesystem], roots: [dirs.public] })])
   const a = await user(t, `${gateway.url}/fs`, dirs.a)
   const b = await user(t, `${gateway.url}/fs`, dirs.b)
-  await announce([a, b])
+  await announce([a, b], () => dirs.public)
   t.equal(await read(a, join(dirs.public, 'public.txt')), 'for everyone', 'the configured root serves A')
   t.equal(await read(b, join(dirs.public, 'public.txt')), 'for everyone', 'and B')
   t.equal(await read(b, join(dirs.a, 'secret-a.txt')), undefined, 'B cannot read A\'s file')
@@ -97,7 +107,7 @@ t.test('isolation: session: each user\'s child gets that user\'s roots, and only
   const gateway = await gatewayWith(t, [proxyRoute({ command: ['node', filesystem], isolation: 'session' })])
   const a = await user(t, `${gateway.url}/fs`, dirs.a)
   const b = await user(t, `${gateway.url}/fs`, dirs.b)
-  await announce([a, b])
+  await announce([a, b], (who) => (who === a ? dirs.a : dirs.b))
   t.equal(await read(a, join(dirs.a, 'secret-a.txt')), 'only for user A', 'A reads A\'s file')
   t.equal(await read(b, join(dirs.a, 'secret-a.txt')), undefined, 'B cannot')
   t.equal(await read(b, join(dirs.b, 'notes-b.txt')), 'only for user B', 'B reads B\'s file')
