@@ -114,6 +114,14 @@ export class LineBuffer {
     }
   }
 
+  /**
+   * True while batches a full pipe refused wait for their retry timer (and no write is in flight):
+   * what `flushSync` will write first. A write in flight is the thread pool's until it returns.
+   */
+  get awaitingRetry(): boolean {
+    return this.#retrying !== undefined
+  }
+
   /** pino's destination contract: one serialized line, newline included. */
   write(line: string): boolean {
     if (this.#stopped) return true

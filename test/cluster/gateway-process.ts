@@ -33,9 +33,10 @@ export interface GatewayProcess {
 
 /**
  * Starts `mcp-edge start` on a free port with `config` (YAML keys); resolves once `listeners` processes
- * listen. `fileLimit` runs it under that `ulimit -n` (the shell execs node, so the pid is the gateway's).
+ * listen. `fileLimit` runs it under that `ulimit -n` (the shell execs node, so the pid is the gateway's);
+ * `nodeOptions` are added to the gateway's NODE_OPTIONS (a heap limit, say).
  */
-export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000, fileLimit?: number): Promise<GatewayProcess> {
+export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000, fileLimit?: number, nodeOptions?: string): Promise<GatewayProcess> {
   const port = await freePort()
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
   const file = path.join(folder, 'gateway.yaml')
@@ -46,7 +47,8 @@ export async function startGatewayProcess(t: Teardown, config: object, listeners
   const command = fileLimit === undefined
     ? [process.execPath, bin, 'start', '--config', file]
     : ['/bin/sh', '-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, process.execPath, bin, 'start', '--config', file]
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } })
+  const env = nodeOptions === undefined ? { ...process.env } : { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() }
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env })
   // Killing the primary is enough: its workers drain and exit when it goes.
   reapOnExit(child)
   const logs: Array<Record<string, unknown>> = []

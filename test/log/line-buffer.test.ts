@@ -203,7 +203,11 @@ t.test('at exit, a batch a full pipe refused (EAGAIN, waiting for its retry) is 
   for (let n = 0; n < total; n++) buffer.write(line(1, n))
   buffer.flush()
   // The writes run until the pipe is full and one batch waits for its retry (every 5 ms, still full).
+  // Between retries that batch is in a write on the thread pool, which is that write's to finish (a
+  // clean stop awaits flush()); what is tested here is the exit while the batch waits for its timer,
+  // so wait for that state (on a loaded machine the in-flight window is wide: a CI run caught it).
   await new Promise((resolve) => setTimeout(resolve, 200))
+  while (!buffer.awaitingRetry) await new Promise((resolve) => setTimeout(resolve, 1))
   for (let n = total; n < total + 10; n++) buffer.write(line(1, n))
   // A reader in another process (this one blocks in the synchronous writes below until it reads).
   const out = path.join(dir, 'refused.out')

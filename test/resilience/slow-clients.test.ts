@@ -27,6 +27,14 @@ const TRICKLED = 40
 const IDLE = CAP // with the others, past the cap
 /** 12.5 MiB to each of 17 sessions: without the send_buffer bound the slow ones would hold 200 MiB. */
 const FLOOD = { count: 800, size: 16 * 1024 }
+/**
+ * The gateway's V8 heap limit here, well under what holding the flood would take. Resident memory
+ * alone cannot tell held bytes from garbage V8 has not yet collected: on Node 24 the gateway's RSS grew
+ * 67, 93 and 114 MiB for floods of 400, 800 and 1,600 messages with no heap limit (V8 grows the heap
+ * with the allocation rate before it collects), and 80 MiB for 1,600 under a 100 MiB limit, while it
+ * served throughout. A gateway that held the flood would run out of heap and stop answering.
+ */
+const HEAP_LIMIT_MIB = 96
 
 /** The gateway's open file descriptors and resident memory (bytes), from /proc. */
 function usage(pid: number): { fds: number; rss: number } {
@@ -54,7 +62,7 @@ t.test('slow readers, trickled bodies and idle connections at once; a normal cli
       { location: '/flood', handler: flood, server: { name: 'flood', version: '1.0.0' }, transports: ['streamable_http', 'websocket'], send_buffer: { max_bytes: SEND_BUFFER, max_messages: 1024 } },
       liveRoute,
     ],
-  })
+  }, 1, 30_000, undefined, `--max-old-space-size=${HEAP_LIMIT_MIB}`)
   const pid = gateway.logs.find((line) => line.msg === 'mcp-edge listening')!.pid as number
   const port = Number(new URL(gateway.url).port)
   const sockets: Socket[] = []
