@@ -1,8 +1,9 @@
-// Module hooks (node:module register) that give a reload a fresh copy of the user's handler code: a
-// module loaded as `…/handler.ts?mcp-edge-generation=N` passes the same mark to the modules it imports
-// of its own, so they load afresh too. The gateway's modules and node_modules keep no mark, so every
-// generation shares one `defineHandler`, one `ToolError`, one client: what the gateway checks with
-// instanceof stays true. Plain JavaScript: hooks run on Node's loader thread, before tsx is involved.
+// Module hooks that give a reload a fresh copy of the user's handler code: a module loaded as
+// `…/handler.ts?mcp-edge-generation=N` passes the same mark to the modules it imports of its own, so
+// they load afresh too. The gateway's modules and node_modules keep no mark, so every generation shares
+// one `defineHandler`, one `ToolError`, one client: what the gateway checks with instanceof stays true.
+// Plain JavaScript: the hooks run before tsx is involved. bin.mjs registers them in the importing thread
+// (`module.registerHooks`) where Node has it, else on Node's loader thread (`module.register`).
 const PARAMETER = 'mcp-edge-generation'
 let gatewayRoot = ''
 
@@ -11,9 +12,8 @@ export function initialize(data) {
   gatewayRoot = data?.gatewayRoot ?? ''
 }
 
-export async function resolve(specifier, context, nextResolve) {
-  const resolved = await nextResolve(specifier, context)
-  const parent = context.parentURL
+/** `resolved`, marked with its importer's generation where it is the user's own module. */
+function marked(resolved, parent) {
   if (parent === undefined || !parent.includes(PARAMETER)) return resolved
   if (!resolved.url.startsWith('file:') || resolved.url.includes('/node_modules/') || (gatewayRoot !== '' && resolved.url.startsWith(gatewayRoot))) return resolved
   const generation = new URL(parent).searchParams.get(PARAMETER)
@@ -21,4 +21,12 @@ export async function resolve(specifier, context, nextResolve) {
   const url = new URL(resolved.url)
   url.searchParams.set(PARAMETER, generation)
   return { ...resolved, url: url.href }
+}
+
+export async function resolve(specifier, context, nextResolve) {
+  return marked(await nextResolve(specifier, context), context.parentURL)
+}
+
+export function resolveSync(specifier, context, nextResolve) {
+  return marked(nextResolve(specifier, context), context.parentURL)
 }

@@ -3,8 +3,18 @@
 // `--conditions=mcp-edge-source` would. Installed packages resolve to dist/ and never load this.
 const CONDITION = 'mcp-edge-source'
 
-/** Adds the condition to every resolution of a bare `mcp-edge` specifier. */
+/** The context to resolve `specifier` in: the condition added for a bare `mcp-edge` specifier. */
+function withCondition(specifier, context) {
+  if (specifier !== 'mcp-edge' && !specifier.startsWith('mcp-edge/')) return context
+  return { ...context, conditions: [...context.conditions, CONDITION] }
+}
+
+/** For `module.register` (hooks on Node's loader thread). */
 export async function resolve(specifier, context, next) {
-  if (specifier !== 'mcp-edge' && !specifier.startsWith('mcp-edge/')) return next(specifier, context)
-  return next(specifier, { ...context, conditions: [...context.conditions, CONDITION] })
+  return next(specifier, withCondition(specifier, context))
+}
+
+/** For `module.registerHooks` (hooks in the thread that imports, where Node has them). */
+export function resolveSync(specifier, context, next) {
+  return next(specifier, withCondition(specifier, context))
 }
