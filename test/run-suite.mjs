@@ -80,8 +80,11 @@ async function main() {
   // tap's spawn puts the process-info loader into the child's NODE_OPTIONS; `env` gives the child
   // the NODE_OPTIONS this runner was started with instead.
   const nodeOptions = `NODE_OPTIONS=${process.env.NODE_OPTIONS ?? ''}`
+  // A file's own time limit: tap's CLI exports its "timeout" setting as TAP_TIMEOUT, which a test
+  // process reads (without it, 30 s); a file that sets none (test/architecture/types.test.ts) gets it.
+  const timeout = `TAP_TIMEOUT=${TAP.timeout ?? 30}`
   for (const file of files) {
-    t.spawn('env', [nodeOptions, process.execPath, ...argv, path.join(ROOT, file)], {
+    t.spawn('env', [nodeOptions, timeout, process.execPath, ...argv, path.join(ROOT, file)], {
       name: file,
       buffered: t.jobs > 1,
       timeout: (TAP.timeout ?? 30) * 1000,

@@ -12,7 +12,7 @@ import t from 'tap'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>
-  tap: { include: string[], 'disable-coverage'?: boolean, 'node-arg'?: string[] }
+  tap: { include: string[], 'disable-coverage'?: boolean, 'node-arg'?: string[], timeout?: number }
 }
 const runner = (await import(path.join(ROOT, 'test/run-suite.mjs'))) as {
   suiteFiles: () => string[]
@@ -63,17 +63,18 @@ t.test("a file gets tap's node arguments, but for the process-info loader", asyn
   t.same(argv.slice(0, argv.length - nodeArgs.length).sort(), tapArgs.filter((arg) => !processInfo.includes(arg)).sort(), 'before them, what tap adds but process info')
 })
 
-t.test('no process the runner starts loads process info', async (t) => {
+t.test('no process the runner starts loads process info, and each file gets tap\'s time limit', async (t) => {
   // A file run through the runner that reports its NODE_OPTIONS and node arguments.
   const dir = t.testdir({ 'probe.test.ts': `import t from 'tap'
-t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: process.execArgv }))
+t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: process.execArgv, timeout: process.env.TAP_TIMEOUT }))
 ` })
   // Started as from a shell: this process's own process info would add itself to the runner's
   // NODE_OPTIONS, and a TAP_CHILD_ID would hide the counts.
   const out = execFileSync('env', ['NODE_OPTIONS=--max-old-space-size=2048', 'TAP_CHILD_ID=', process.execPath, path.join(ROOT, 'test/run-suite.mjs'), path.join(dir, 'probe.test.ts')], { cwd: ROOT, encoding: 'utf8' })
   t.match(out, /# \{ total: 1, pass: 1 \}/)
-  const seen = JSON.parse(/ok 1 - (\{.*\})/.exec(out)![1]!) as { nodeOptions: string, execArgv: string[] }
+  const seen = JSON.parse(/ok 1 - (\{.*\})/.exec(out)![1]!) as { nodeOptions: string, execArgv: string[], timeout?: string }
   t.equal(seen.nodeOptions, '--max-old-space-size=2048', 'the NODE_OPTIONS the runner was given, nothing added')
+  t.equal(seen.timeout, String(pkg.tap.timeout), "package.json's timeout is the file's own limit, as under tap (not tap's 30 s default)")
   t.notMatch(seen.execArgv.join(' '), /processinfo/)
   t.match(seen.execArgv.join(' '), /--import=tsx/)
 })
