@@ -19,6 +19,9 @@ const runner = (await import(path.join(ROOT, 'test/run-suite.mjs'))) as {
   slowestFirst: (files: string[]) => string[]
   testArgv: () => Promise<string[]>
   SLOW_FILES: Record<string, number>
+  FILE_CPU: Record<string, number>
+  coresUsed: (file: string) => number
+  nextFile: (waiting: string[], running: string[], jobs: number, cores: number) => string | undefined
 }
 
 /** Every `*.test.ts` under test/, walked here independently of the runner. */
@@ -48,6 +51,26 @@ t.test('the order: measured files longest first, then the rest by name', async (
   t.same(rest, [...rest].sort((a, b) => a.localeCompare(b, 'en')), 'the unmeasured files by name')
   for (const file of measured) t.ok(ordered.includes(file), `${file} (listed in test/slow-files.json) exists`)
   t.same(runner.slowestFirst(['test/wire/errors.test.ts', 'test/wire/errors.test.ts']), ['test/wire/errors.test.ts'], 'a file named twice runs once')
+})
+
+t.test('every measured file has its CPU-seconds, and nothing else has', async (t) => {
+  t.same(Object.keys(runner.FILE_CPU).sort(), Object.keys(runner.SLOW_FILES).sort())
+  for (const [file, cpu] of Object.entries(runner.FILE_CPU)) t.ok(cpu > 0, `${file}: ${cpu} CPU-s`)
+})
+
+t.test('a file beyond tap\'s jobs starts only in the cores the running files leave idle', async (t) => {
+  const [waits, busy] = ['test/deploy/nginx-keepalive.test.ts', 'test/server/reload.test.ts']
+  t.ok(runner.coresUsed(waits) < 0.2 && runner.coresUsed(busy) > 0.9, 'nginx-keepalive mostly waits; reload keeps a core busy')
+  t.equal(runner.coresUsed('test/wire/errors.test.ts'), 1, 'a file not measured counts as a whole core')
+  const waiting = runner.slowestFirst(runner.suiteFiles()).filter((file) => file !== waits && file !== busy)
+  t.equal(runner.nextFile(waiting, [], 3, 2), waiting[0], 'the longest first')
+  t.equal(runner.nextFile(waiting, [busy, busy], 3, 2), waiting[0], 'below tap\'s jobs, whatever the others use')
+  t.equal(runner.nextFile(waiting, [busy, busy, busy], 3, 2), undefined, 'at tap\'s jobs, none while the cores are taken')
+  const next = runner.nextFile(waiting, [waits, waits, waits], 3, 2)
+  t.ok(next !== undefined && runner.coresUsed(next) <= 2 - 3 * runner.coresUsed(waits), `at tap's jobs, the longest that fits in the idle cores: ${next}`)
+  t.equal(next, waiting.find((file) => runner.coresUsed(file) <= 2 - 3 * runner.coresUsed(waits)))
+  t.equal(runner.nextFile(waiting, [waits, waits, waits, waits], 3, 2), undefined, 'one beyond tap\'s jobs at most')
+  t.equal(runner.nextFile([], [], 3, 2), undefined, 'none left')
 })
 
 t.test("a file gets tap's node arguments, but for the process-info loader", async (t) => {
