@@ -7,8 +7,9 @@
  * waiting on them. This runner does what `tap` does, with tap's own spawn and the same node
  * arguments, jobs and timeout (package.json's "tap" block), but orders the files by the seconds
  * measured for each in test/slow-files.json, longest first (longest-processing-time scheduling);
- * a file not listed there starts after the listed ones, by name. Output is tap's: the TAP stream of
- * every file, then `# { total, pass, fail }`.
+ * a file not listed there starts after the listed ones, by name. With tap's jobs running, one more
+ * file starts if it fits in the cores the running ones leave idle, by the CPU-seconds measured for
+ * each (nextFile). Output is tap's: the TAP stream of every file, then `# { total, pass, fail }`.
  *
  * One difference: tap loads @tapjs/processinfo into every test process and, through NODE_OPTIONS,
  * every node process a test starts (gateways, workers, stdio servers), to record coverage and what
@@ -22,13 +23,17 @@
  * `npx tap test/x.test.ts` still runs a file the usual way (coverage, reporters, --grep and all).
  */
 import { readdirSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const TAP = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).tap
+const MEASURED = JSON.parse(readFileSync(path.join(ROOT, 'test/slow-files.json'), 'utf8'))
 /** Measured seconds per file (see the file's "measured" note). */
-export const SLOW_FILES = JSON.parse(readFileSync(path.join(ROOT, 'test/slow-files.json'), 'utf8')).seconds
+export const SLOW_FILES = MEASURED.seconds
+/** Measured CPU-seconds per file: every process it starts, its gateways, workers and servers too. */
+export const FILE_CPU = MEASURED.cpu ?? {}
 
 /** Every file `tap` runs: its "include" is `test/**\/*.test.ts`, which test/architecture/suite-set.test.ts holds it to. */
 export function suiteFiles() {
@@ -41,6 +46,30 @@ export function suiteFiles() {
 export function slowestFirst(files) {
   const seconds = (file) => SLOW_FILES[file] ?? 0
   return [...new Set(files)].sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b, 'en'))
+}
+
+/**
+ * The cores a file keeps busy while it runs (its CPU-seconds over its seconds); a file not measured
+ * counts as one whole core.
+ */
+export function coresUsed(file) {
+  const cpu = FILE_CPU[file]
+  const seconds = SLOW_FILES[file]
+  return cpu !== undefined && seconds ? cpu / seconds : 1
+}
+
+/**
+ * The next file to start, or undefined: the first waiting one while fewer than `jobs` run (tap's
+ * pool), and past that, up to `jobs + 1`, the first (so longest) one that fits in the cores the
+ * running files leave idle by their measured use. Many long files mostly wait (timers, children
+ * starting, idle periods: nginx-keepalive keeps 0.06 cores busy for 41 s), so three of them can
+ * leave a core idle, while a fourth file always running (jobs 4) put CPU-heavy files together.
+ */
+export function nextFile(waiting, running, jobs, cores) {
+  if (running.length < jobs) return waiting[0]
+  if (running.length > jobs) return undefined
+  const idle = cores - running.reduce((sum, file) => sum + coresUsed(file), 0)
+  return waiting.find((file) => coresUsed(file) <= idle)
 }
 
 /**
@@ -74,23 +103,41 @@ async function main() {
       process.kill(process.pid, signal)
     })
   }
-  t.jobs = Math.max(1, Math.min(TAP.jobs ?? 1, files.length))
+  const jobs = Math.max(1, Math.min(TAP.jobs ?? 1, files.length))
+  // tap's pool has room for the extra file; which file starts when is nextFile's to say.
+  t.jobs = Math.min(jobs + 1, files.length)
   t.setTimeout(0)
   t.plan(files.length)
   // tap's spawn puts the process-info loader into the child's NODE_OPTIONS; `env` gives the child
   // the NODE_OPTIONS this runner was started with instead.
   const nodeOptions = `NODE_OPTIONS=${process.env.NODE_OPTIONS ?? ''}`
-  for (const file of files) {
-    t.spawn('env', [nodeOptions, process.execPath, ...argv, path.join(ROOT, file)], {
-      name: file,
-      buffered: t.jobs > 1,
-      timeout: (TAP.timeout ?? 30) * 1000,
-      cwd: ROOT,
-      externalID: file,
-      stack: '',
-      at: null,
-    })
+  // A file's own time limit: tap's CLI exports its "timeout" setting as TAP_TIMEOUT, which a test
+  // process reads (without it, 30 s); a file that sets none (test/architecture/types.test.ts) gets it.
+  const timeout = `TAP_TIMEOUT=${TAP.timeout ?? 30}`
+  const cores = availableParallelism()
+  const waiting = [...files]
+  const running = []
+  const startWhatFits = () => {
+    for (let file = nextFile(waiting, running, jobs, cores); file !== undefined; file = nextFile(waiting, running, jobs, cores)) {
+      waiting.splice(waiting.indexOf(file), 1)
+      running.push(file)
+      const done = t.spawn('env', [nodeOptions, timeout, process.execPath, ...argv, path.join(ROOT, file)], {
+        name: file,
+        buffered: t.jobs > 1,
+        timeout: (TAP.timeout ?? 30) * 1000,
+        cwd: ROOT,
+        externalID: file,
+        stack: '',
+        at: null,
+      })
+      const ended = () => {
+        running.splice(running.indexOf(file), 1)
+        startWhatFits()
+      }
+      void done.then(ended, ended)
+    }
   }
+  startWhatFits()
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main()

@@ -12,13 +12,16 @@ import t from 'tap'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>
-  tap: { include: string[], 'disable-coverage'?: boolean, 'node-arg'?: string[] }
+  tap: { include: string[], 'disable-coverage'?: boolean, 'node-arg'?: string[], timeout?: number }
 }
 const runner = (await import(path.join(ROOT, 'test/run-suite.mjs'))) as {
   suiteFiles: () => string[]
   slowestFirst: (files: string[]) => string[]
   testArgv: () => Promise<string[]>
   SLOW_FILES: Record<string, number>
+  FILE_CPU: Record<string, number>
+  coresUsed: (file: string) => number
+  nextFile: (waiting: string[], running: string[], jobs: number, cores: number) => string | undefined
 }
 
 /** Every `*.test.ts` under test/, walked here independently of the runner. */
@@ -50,6 +53,26 @@ t.test('the order: measured files longest first, then the rest by name', async (
   t.same(runner.slowestFirst(['test/wire/errors.test.ts', 'test/wire/errors.test.ts']), ['test/wire/errors.test.ts'], 'a file named twice runs once')
 })
 
+t.test('every measured file has its CPU-seconds, and nothing else has', async (t) => {
+  t.same(Object.keys(runner.FILE_CPU).sort(), Object.keys(runner.SLOW_FILES).sort())
+  for (const [file, cpu] of Object.entries(runner.FILE_CPU)) t.ok(cpu > 0, `${file}: ${cpu} CPU-s`)
+})
+
+t.test('a file beyond tap\'s jobs starts only in the cores the running files leave idle', async (t) => {
+  const [waits, busy] = ['test/deploy/nginx-keepalive.test.ts', 'test/server/reload.test.ts']
+  t.ok(runner.coresUsed(waits) < 0.2 && runner.coresUsed(busy) > 0.9, 'nginx-keepalive mostly waits; reload keeps a core busy')
+  t.equal(runner.coresUsed('test/wire/errors.test.ts'), 1, 'a file not measured counts as a whole core')
+  const waiting = runner.slowestFirst(runner.suiteFiles()).filter((file) => file !== waits && file !== busy)
+  t.equal(runner.nextFile(waiting, [], 3, 2), waiting[0], 'the longest first')
+  t.equal(runner.nextFile(waiting, [busy, busy], 3, 2), waiting[0], 'below tap\'s jobs, whatever the others use')
+  t.equal(runner.nextFile(waiting, [busy, busy, busy], 3, 2), undefined, 'at tap\'s jobs, none while the cores are taken')
+  const next = runner.nextFile(waiting, [waits, waits, waits], 3, 2)
+  t.ok(next !== undefined && runner.coresUsed(next) <= 2 - 3 * runner.coresUsed(waits), `at tap's jobs, the longest that fits in the idle cores: ${next}`)
+  t.equal(next, waiting.find((file) => runner.coresUsed(file) <= 2 - 3 * runner.coresUsed(waits)))
+  t.equal(runner.nextFile(waiting, [waits, waits, waits, waits], 3, 2), undefined, 'one beyond tap\'s jobs at most')
+  t.equal(runner.nextFile([], [], 3, 2), undefined, 'none left')
+})
+
 t.test("a file gets tap's node arguments, but for the process-info loader", async (t) => {
   // `tap node-options` prints the loaders tap adds (in no fixed order under tap, which merges in this
   // process's own); the "node-arg" list comes after them.
@@ -63,17 +86,18 @@ t.test("a file gets tap's node arguments, but for the process-info loader", asyn
   t.same(argv.slice(0, argv.length - nodeArgs.length).sort(), tapArgs.filter((arg) => !processInfo.includes(arg)).sort(), 'before them, what tap adds but process info')
 })
 
-t.test('no process the runner starts loads process info', async (t) => {
+t.test('no process the runner starts loads process info, and each file gets tap\'s time limit', async (t) => {
   // A file run through the runner that reports its NODE_OPTIONS and node arguments.
   const dir = t.testdir({ 'probe.test.ts': `import t from 'tap'
-t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: process.execArgv }))
+t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: process.execArgv, timeout: process.env.TAP_TIMEOUT }))
 ` })
   // Started as from a shell: this process's own process info would add itself to the runner's
   // NODE_OPTIONS, and a TAP_CHILD_ID would hide the counts.
   const out = execFileSync('env', ['NODE_OPTIONS=--max-old-space-size=2048', 'TAP_CHILD_ID=', process.execPath, path.join(ROOT, 'test/run-suite.mjs'), path.join(dir, 'probe.test.ts')], { cwd: ROOT, encoding: 'utf8' })
   t.match(out, /# \{ total: 1, pass: 1 \}/)
-  const seen = JSON.parse(/ok 1 - (\{.*\})/.exec(out)![1]!) as { nodeOptions: string, execArgv: string[] }
+  const seen = JSON.parse(/ok 1 - (\{.*\})/.exec(out)![1]!) as { nodeOptions: string, execArgv: string[], timeout?: string }
   t.equal(seen.nodeOptions, '--max-old-space-size=2048', 'the NODE_OPTIONS the runner was given, nothing added')
+  t.equal(seen.timeout, String(pkg.tap.timeout), "package.json's timeout is the file's own limit, as under tap (not tap's 30 s default)")
   t.notMatch(seen.execArgv.join(' '), /processinfo/)
   t.match(seen.execArgv.join(' '), /--import=tsx/)
 })

@@ -1,7 +1,8 @@
 // A tiny HTTP forwarder standing for a load balancer without sticky sessions: each POST or DELETE goes
 // to the next target in turn (GETs, the long-lived streams, take turns of their own so they do not
 // shift the order), on a fresh connection (so a node:cluster primary also deals it to its next
-// worker). It records which target got which JSON-RPC message.
+// worker), or, for targets that are single processes, on kept-alive ones (`keepAlive`). It records
+// which target got which JSON-RPC message.
 import { createServer, request as httpRequest, Agent, type IncomingMessage } from 'node:http'
 
 interface Teardown { teardown(fn: () => unknown): void }
@@ -20,8 +21,18 @@ export interface RoundRobin {
   readonly log: Forwarded[]
 }
 
-export async function roundRobin(t: Teardown, targets: string[]): Promise<RoundRobin> {
-  const agent = new Agent({ keepAlive: false })
+export interface RoundRobinOptions {
+  /**
+   * Reuse connections to the targets. Only where no target is a node:cluster primary, which deals
+   * connections, not requests, to its workers. A fresh connection per request was a third of the
+   * test process's CPU under proxy-chaos.ts's 200 calls a second (connect, close, destroy). The
+   * targets must keep an idle connection longer than the calls' gaps (a gateway: 75 s).
+   */
+  keepAlive?: boolean
+}
+
+export async function roundRobin(t: Teardown, targets: string[], options: RoundRobinOptions = {}): Promise<RoundRobin> {
+  const agent = new Agent({ keepAlive: options.keepAlive === true })
   const log: Forwarded[] = []
   let next = 0
   let nextGet = 0
@@ -56,6 +67,7 @@ export async function roundRobin(t: Teardown, targets: string[]): Promise<RoundR
   server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => {
+    agent.destroy()
     server.closeAllConnections()
     return new Promise((resolve) => server.close(resolve))
   })

@@ -96,10 +96,11 @@ async function reloadStory(t: Test, extra: object, workers: number): Promise<voi
   const files = project(t, port, extra)
   files.writeTools(['alpha'])
   files.writeConfig()
-  await startGateway(t, files.config)
+  const gateway = await startGateway(t, files.config)
   const url = `http://127.0.0.1:${port}/mcp`
-  await until('the gateway to listen', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok)
-  if (workers > 1) await sleep(1000) // every worker listening
+  // Every worker listening (each says so), so that every one of them reloads below.
+  await until('every worker to listen', async () => (gateway.output().match(/"msg":"mcp-edge listening"/g) ?? []).length >= workers)
+  await until('the gateway to answer', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok)
   const { client, transport } = await connect(t, url)
   const sessionId = transport.sessionId
   t.equal(text(await client.callTool({ name: 'alpha' })), 'alpha says one')

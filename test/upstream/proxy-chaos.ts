@@ -54,7 +54,7 @@ export async function chaos(t: Test, victim: Victim): Promise<void> {
     ],
   }
   const [a, b] = (await Promise.all([startGatewayProcess(t, { store, routes: [route] }), startGatewayProcess(t, { store, routes: [route] })])) as [GatewayProcess, GatewayProcess]
-  const balancer = await roundRobin(t, [a.url, b.url])
+  const balancer = await roundRobin(t, [a.url, b.url], { keepAlive: true })
   const clients = await Promise.all(Array.from({ length: SESSIONS }, async (_, n) => {
     const client = new Client({ name: `chaos-${n}`, version: '1.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(`${balancer.url}/p`)))
