@@ -82,9 +82,15 @@ const TOO_MANY = 2
  * character's code, for the few openers and commas of an ordinary message.
  */
 function fewStructures(text: string, maxDepth: number, maxValues: number): boolean {
+  // Each opener and comma is a character: a text no longer than a bound cannot break it, uncounted
+  // (a usual tools/call body is shorter than the default depth bound, 128, and every body within
+  // body_limit but over 100,000 values is long).
+  const length = text.length
+  if (length <= maxValues && length <= maxDepth) return true
   let openers = 0
   for (let at = text.indexOf('{'); at >= 0; at = text.indexOf('{', at + 1)) if (++openers > maxDepth) return false
   for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) if (++openers > maxDepth) return false
+  if (length <= maxValues) return true
   let values = openers
   for (let at = text.indexOf(','); at >= 0; at = text.indexOf(',', at + 1)) if (++values > maxValues) return false
   return values <= maxValues
