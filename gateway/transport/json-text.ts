@@ -13,7 +13,8 @@
  *          JSON.parse ─✗─► -32700
  *
  * The scan is linear and touches only structural characters, so it costs a small share of the parse
- * that follows it; an ordinary message is settled by counting `{`, `[` and `,` with indexOf alone.
+ * that follows it; an ordinary message is settled by its length (shorter than a bound: cannot break
+ * it) or by counting `{`, `[` and `,` with indexOf alone.
  * The id of a refused message is read by a second scan of its top level, on the refusal path only.
  */
 import { McpError, RpcCode } from '../wire/errors.ts'
