@@ -3,7 +3,14 @@
  * `logger.info({ sessionId, principal, method, status, era, ms }, 'mcp request')` writes (undefined
  * fields left out, in that order), put together from the logger's own pre-serialized bindings and
  * handed to its destination. pino spends about 1 µs on a line (a loop over the object's keys,
- * serializer lookups, a string per piece); this spends a quarter of that, on every request.
+ * serializer lookups, a string per piece); this spends a quarter of that, on every request:
+ *
+ *   {"level":30,"time":…,<bindings>   ,"sessionId":"…"   ,"method":"tools/call","status":   200   ,"ms":…,"msg":"mcp request"}
+ *   └ one text per millisecond ─────┘ └ cached field ──┘ └ cached field, status key too ┘
+ *
+ * A field's text is kept with its key and whether it is ASCII: a line that is all ASCII (the usual)
+ * goes into the log buffer as latin1 (LineBuffer.writeAscii), one byte per character, without
+ * UTF-8's encoding pass.
  *
  * Only for loggers made by createLogger with no extra `log.redact.paths` (`markPlainAccessLine`):
  * a user's path could name one of these fields, and then pino's redaction must run.
@@ -11,9 +18,10 @@
  */
 import { pino, type Logger } from 'pino'
 import { capText } from './field-cap.ts'
+import { LineBuffer } from './line-buffer.ts'
 import { sessionHash } from './redact.ts'
 
-const { chindingsSym, streamSym } = pino.symbols
+const { chindingsSym, streamSym, levelValSym } = pino.symbols
 /** Set on a root logger (children inherit it through their prototype): its access lines may take the short path. */
 const PLAIN = Symbol('mcp-edge.plainAccessLine')
 const INFO = 30
@@ -30,10 +38,22 @@ interface LineDestination { write(line: string): unknown }
 const quote = (text: string): string => JSON.stringify(text)
 
 /**
- * Quoted texts kept for reuse: a JSON.stringify per field per request shows in a profile, and the
- * texts repeat (a route's methods, its live sessions). Cleared when full: clients choose the texts.
+ * A field's text as the line carries it, key included (`,"method":"tools/call"`), kept for reuse: a
+ * JSON.stringify per field per request shows in a profile, and the texts repeat (a route's methods,
+ * its live sessions, its callers). Cleared when full: clients choose the texts.
  */
 export const QUOTED_CACHE_SIZE = 4096
+
+/** A field's text, and whether every character of it is ASCII (one byte each: the buffer copies it as latin1). */
+interface FieldText { text: string; ascii: boolean }
+
+const NOT_ASCII = /[^\x00-\x7f]/
+const fieldText = (text: string): FieldText => ({ text, ascii: !NOT_ASCII.test(text) })
+const sessionField = (sessionId: string): FieldText => fieldText(`,"sessionId":${quote(sessionHash(sessionId) as string)}`)
+const principalField = (principal: string): FieldText => fieldText(`,"principal":${quote(principal)}`)
+// The status follows the method on every line: its key goes with the method's text.
+const methodField = (method: string): FieldText => fieldText(`,"method":${quote(method)},"status":`)
+const eraField = (era: string): FieldText => fieldText(`,"era":${quote(era)}`)
 
 /** `ms` rounded to hundredths as JavaScript prints it (`12.3`, `0.05`, `7`), without a double-to-string. */
 function hundredthsText(ms: number): string {
@@ -50,21 +70,27 @@ export class AccessLine {
   readonly #logger: Logger
   /** undefined: the logger is not a plain one; lines go through logger.info. */
   readonly #destination: LineDestination | undefined
+  /** The destination when it is the gateway's LineBuffer: an ASCII line goes in as latin1 (`writeAscii`). */
+  readonly #buffer: LineBuffer | undefined
   /** The line's opening up to the bindings, for the millisecond `#prefixTime` (many lines share one). */
   #prefix = ''
   #prefixTime = -1
   #prefixBindings = ''
+  #bindingsAscii = true
   /** The second of the last time written, and its text. */
   #second = -1
   #secondText = ''
-  /** Session id → its quoted hash; method (and era: a handful of protocol versions) → its quoted text. */
-  readonly #sessions = new Map<string, string>()
-  readonly #methods = new Map<string, string>()
+  /** Session id → its field (the quoted hash); method, era (a handful of protocol versions), principal → theirs. */
+  readonly #sessions = new Map<string, FieldText>()
+  readonly #methods = new Map<string, FieldText>()
+  readonly #eras = new Map<string, FieldText>()
+  readonly #principals = new Map<string, FieldText>()
 
   constructor(logger: Logger) {
     this.#logger = logger
     const fields = logger as unknown as Record<symbol, unknown>
     this.#destination = fields[PLAIN] === true ? (fields[streamSym] as LineDestination) : undefined
+    this.#buffer = this.#destination instanceof LineBuffer ? this.#destination : undefined
   }
 
   /**
@@ -83,47 +109,67 @@ export class AccessLine {
     return `${this.#secondText}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}`
   }
 
-  /** Entries in the quoted-text caches (sessions, methods): each at most QUOTED_CACHE_SIZE. */
-  get cached(): { sessions: number; methods: number } {
-    return { sessions: this.#sessions.size, methods: this.#methods.size }
+  /** Entries in the field caches: each at most QUOTED_CACHE_SIZE. */
+  get cached(): { sessions: number; methods: number; eras: number; principals: number } {
+    return { sessions: this.#sessions.size, methods: this.#methods.size, eras: this.#eras.size, principals: this.#principals.size }
   }
 
   /** Writes one request's line when info is enabled; `ms` is written rounded to hundredths. */
   write(sessionId: string | undefined, principal: string | undefined, method: string, status: number, era: string | undefined, ms: number): void {
     const logger = this.#logger
-    if (!logger.isLevelEnabled('info')) return
     const destination = this.#destination
     if (destination === undefined) {
       // pino's serializers (createLogger's) cap the client-chosen fields.
-      logger.info({ sessionId, principal, method, status, era, ms: Math.round(ms * 100) / 100 }, 'mcp request')
+      if (logger.isLevelEnabled('info')) logger.info({ sessionId, principal, method, status, era, ms: Math.round(ms * 100) / 100 }, 'mcp request')
       return
     }
+    const fields = logger as unknown as Record<symbol, unknown>
+    // createLogger's levels compare ascending: info is on when the logger's level is at most info's
+    // (isLevelEnabled's lookups by level name were a few hundred instructions a request).
+    if ((fields[levelValSym] as number) > INFO) return
     const now = Date.now()
-    const bindings = (logger as unknown as Record<symbol, string | undefined>)[chindingsSym] ?? ''
+    const bindings = (fields[chindingsSym] as string | undefined) ?? ''
     if (now !== this.#prefixTime || bindings !== this.#prefixBindings) {
+      if (bindings !== this.#prefixBindings) this.#bindingsAscii = !NOT_ASCII.test(bindings)
       this.#prefixTime = now
       this.#prefixBindings = bindings
       this.#prefix = `{"level":${INFO},"time":${this.#timeText(now)}${bindings}`
     }
     let line = this.#prefix
-    if (sessionId !== undefined) line += `,"sessionId":${cached(this.#sessions, sessionId, quotedHash)}`
+    let ascii = this.#bindingsAscii
+    if (sessionId !== undefined) {
+      const field = cached(this.#sessions, sessionId, sessionField)
+      line += field.text
+      ascii &&= field.ascii
+    }
     // Client-chosen texts are capped (field-cap.ts) before they are quoted or kept in a cache.
-    if (principal !== undefined) line += `,"principal":${quote(capText(principal))}`
-    line += `,"method":${cached(this.#methods, capText(method), quote)},"status":${status}`
-    if (era !== undefined) line += `,"era":${cached(this.#methods, capText(era), quote)}`
-    destination.write(`${line},"ms":${hundredthsText(ms)},"msg":"mcp request"}\n`)
+    if (principal !== undefined) {
+      const field = cached(this.#principals, capText(principal), principalField)
+      line += field.text
+      ascii &&= field.ascii
+    }
+    const methodText = cached(this.#methods, capText(method), methodField)
+    line += methodText.text
+    ascii &&= methodText.ascii
+    line += status
+    if (era !== undefined) {
+      const field = cached(this.#eras, capText(era), eraField)
+      line += field.text
+      ascii &&= field.ascii
+    }
+    line = `${line},"ms":${hundredthsText(ms)},"msg":"mcp request"}\n`
+    if (ascii && this.#buffer !== undefined) this.#buffer.writeAscii(line)
+    else destination.write(line)
   }
 }
 
-const quotedHash = (sessionId: string): string => quote(sessionHash(sessionId) as string)
-
 /** `make(key)`, kept in `cache` (emptied when full). */
-function cached(cache: Map<string, string>, key: string, make: (key: string) => string): string {
-  let text = cache.get(key)
-  if (text === undefined) {
-    text = make(key)
+function cached(cache: Map<string, FieldText>, key: string, make: (key: string) => FieldText): FieldText {
+  let field = cache.get(key)
+  if (field === undefined) {
+    field = make(key)
     if (cache.size >= QUOTED_CACHE_SIZE) cache.clear()
-    cache.set(key, text)
+    cache.set(key, field)
   }
-  return text
+  return field
 }

@@ -140,6 +140,21 @@ export class LineBuffer {
     return true
   }
 
+  /**
+   * `write` for a line its writer knows to be ASCII (the access line, most often): one byte per
+   * character, so no measuring, and copied as latin1, which skips UTF-8's encoding pass (a quarter of
+   * the cost of a line's write). Any other character would be written wrong: never pass one.
+   */
+  writeAscii(line: string): void {
+    if (this.#stopped) return
+    const bytes = line.length
+    if (bytes > this.#limit - this.#used) {
+      if (this.#used > 0) this.#seal()
+      if (bytes > this.#limit) return this.#enqueue(Buffer.from(line, 'latin1'))
+    }
+    this.#used += this.#batch.write(line, this.#used, 'latin1')
+  }
+
   /** Writes out what is held; calls `cb` once every line written so far is written. */
   flush(cb?: (error?: Error) => void): void {
     if (this.#used > 0) this.#seal()

@@ -19,7 +19,8 @@
  * The checks and answers are the ones http-post.ts makes, in its order; a refusal goes through the
  * error table (writeError), a failure through `failureRefusal` as Fastify's error handler sends it.
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import { addCorsHeaders } from '../edge/cors.ts'
@@ -61,6 +62,39 @@ export function replayedBody(raw: IncomingMessage): Readable | undefined {
   if (body === undefined) return undefined
   ;(raw as ReadRequest)[READ_BODY] = undefined
   return Readable.from([body], { objectMode: false })
+}
+
+/**
+ * A Content-Length's value as a number, or NaN: llhttp has already refused any value that is not
+ * digits, so a short one is read digit by digit (Number() of the string was ~300 instructions of a
+ * request); one of more than 15 digits (past any body_limit) goes to Number().
+ */
+function contentLength(value: string): number {
+  if (value.length === 0 || value.length > 15) return Number(value)
+  let bytes = 0
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 0x30
+    if (digit < 0 || digit > 9) return Number.NaN
+    bytes = bytes * 10 + digit
+  }
+  return bytes
+}
+
+/**
+ * Each connection's remote address, read once: `socket.remoteAddress` goes through Node's
+ * `_getpeername`, whose property loads are megamorphic (~500 instructions a read in callgrind), on
+ * every request of a keep-alive connection. Entries go with their sockets.
+ */
+const peers = new WeakMap<Socket, string>()
+
+function peerAddress(socket: Socket): string {
+  let address = peers.get(socket)
+  if (address === undefined) {
+    address = socket.remoteAddress ?? ''
+    // Not kept before the socket knows its peer (undefined while it connects; a closed one stays '').
+    if (address !== '') peers.set(socket, address)
+  }
+  return address
 }
 
 /** The hot paths of one gateway (one generation), by route location. */
@@ -115,11 +149,13 @@ export class HotPost {
 
   /** True when the request is taken (answered here, or handed to `fastify` once its body is read). */
   take(request: IncomingMessage, response: ServerResponse, fastify: RequestListener): boolean {
+    // Read once and handed on: `request.headers` is a getter whose symbol-keyed load is megamorphic
+    // in Node's code (~150 instructions a read).
     const headers = request.headers
     const length = headers['content-length']
     // A session's request names it; a stateless one (2026-07-28) names its version.
     if (length === undefined || headers['transfer-encoding'] !== undefined || (headers['mcp-session-id'] === undefined && headers['mcp-protocol-version'] === undefined)) return false
-    const bytes = Number(length)
+    const bytes = contentLength(length)
     if (!(bytes > 0 && bytes <= this.#options.bodyLimit)) return false
     const type = headers['content-type']
     if (type === undefined || !type.startsWith('application/json')) return false
@@ -128,7 +164,7 @@ export class HotPost {
     if (!this.#options.policy.allows(headers.host, headers.origin) || hasDuplicateHost(request.rawHeaders)) return false
     let early: EarlyAccess | undefined
     if (this.#options.access !== undefined) {
-      early = this.#options.access.early(headers, request.socket.remoteAddress ?? '')
+      early = this.#options.access.early(headers, peerAddress(request.socket))
       if (early === undefined) return false
     }
     let first: Buffer | undefined
@@ -139,7 +175,7 @@ export class HotPost {
     })
     request.on('end', () => {
       const body = more !== undefined ? Buffer.concat(more) : (first ?? Buffer.alloc(0))
-      if (this.#serve(request, response, body, early)) this.#posts.served++
+      if (this.#serve(request, headers, response, body, early)) this.#posts.served++
       else {
         ;(request as ReadRequest)[READ_BODY] = body
         fastify(request, response)
@@ -149,7 +185,7 @@ export class HotPost {
   }
 
   /** Serves the read request; false (having done nothing) when it is not the hot path's. */
-  #serve(request: IncomingMessage, response: ServerResponse, body: Buffer, early: EarlyAccess | undefined): boolean {
+  #serve(request: IncomingMessage, headers: IncomingHttpHeaders, response: ServerResponse, body: Buffer, early: EarlyAccess | undefined): boolean {
     let incoming: Incoming
     let way: Way
     let sessionId: string | undefined
@@ -159,8 +195,8 @@ export class HotPost {
       incoming = classify(message)
       if (incoming.kind !== 'request') return false
       // Node joins a repeated header of these kinds with ", ": a string, or absent.
-      const version = request.headers['mcp-protocol-version'] as string | undefined
-      sessionId = request.headers['mcp-session-id'] as string | undefined
+      const version = headers['mcp-protocol-version'] as string | undefined
+      sessionId = headers['mcp-session-id'] as string | undefined
       way = wayOf(incoming, message, sessionId !== undefined, version)
       if (way === 'initialize' || (way === 'session' && (sessionId === undefined || (version !== undefined && !isSupportedVersion(version))))) return false
     } catch {
@@ -175,16 +211,16 @@ export class HotPost {
       // A session an HTTP+SSE stream reserved and no initialize has made yet: Fastify's path refuses it.
       if (record === undefined || record.route !== http.endpoint.route.location || (early === undefined && record.principal !== undefined) || record.protocolVersion === RESERVED) return false
     }
-    const origin = request.headers.origin
+    const origin = headers.origin
     if (origin !== undefined) addCorsHeaders(response, origin, 'POST')
     const message = incoming.message as JsonRpcRequest
-    const address = request.socket.remoteAddress ?? ''
+    const address = peerAddress(request.socket)
     try {
       if (early === undefined) {
         this.#admitted(request, response, record, message, openCaller(address))
         return true
       }
-      const decided = this.#options.access!.late(early, { headers: request.headers, address, method: message.method, params: message.params })
+      const decided = this.#options.access!.late(early, { headers, address, method: message.method, params: message.params })
       if (decided instanceof Promise) decided.then((caller) => this.#admitted(request, response, record, message, caller), (error: unknown) => this.#fail(response, error, message))
       else this.#admitted(request, response, record, message, decided)
     } catch (error) {

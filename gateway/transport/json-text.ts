@@ -13,7 +13,8 @@
  *          JSON.parse ─✗─► -32700
  *
  * The scan is linear and touches only structural characters, so it costs a small share of the parse
- * that follows it; an ordinary message is settled by counting `{`, `[` and `,` with indexOf alone.
+ * that follows it; an ordinary message is settled by its length (shorter than a bound: cannot break
+ * it) or by counting `{`, `[` and `,` with indexOf alone.
  * The id of a refused message is read by a second scan of its top level, on the refusal path only.
  */
 import { McpError, RpcCode } from '../wire/errors.ts'
@@ -82,9 +83,15 @@ const TOO_MANY = 2
  * character's code, for the few openers and commas of an ordinary message.
  */
 function fewStructures(text: string, maxDepth: number, maxValues: number): boolean {
+  // Each opener and comma is a character: a text no longer than a bound cannot break it, uncounted
+  // (a usual tools/call body is shorter than the default depth bound, 128, and every body within
+  // body_limit but over 100,000 values is long).
+  const length = text.length
+  if (length <= maxValues && length <= maxDepth) return true
   let openers = 0
   for (let at = text.indexOf('{'); at >= 0; at = text.indexOf('{', at + 1)) if (++openers > maxDepth) return false
   for (let at = text.indexOf('['); at >= 0; at = text.indexOf('[', at + 1)) if (++openers > maxDepth) return false
+  if (length <= maxValues) return true
   let values = openers
   for (let at = text.indexOf(','); at >= 0; at = text.indexOf(',', at + 1)) if (++values > maxValues) return false
   return values <= maxValues

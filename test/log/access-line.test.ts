@@ -1,7 +1,9 @@
 /**
  * The access line's short path writes what pino would: for every shape of line (session or era,
  * with or without a principal) and for strings that need escaping, the two lines are the same bytes
- * but for the time. A logger with extra redact paths takes pino's path, so redaction still applies.
+ * but for the time, whether the line goes to the log buffer (the default, `log.buffer` bytes; an ASCII
+ * line copied in as latin1) or to an unbuffered destination (`log.buffer: 0`, stdio's stderr). A
+ * logger with extra redact paths takes pino's path, so redaction still applies.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -9,7 +11,7 @@ import path from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { AccessLine, QUOTED_CACHE_SIZE } from '../../gateway/log/access-line.ts'
-import { createLogger } from '../../gateway/log/logger.ts'
+import { createLogger, flushLogger } from '../../gateway/log/logger.ts'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'mcp-edge-access-line-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -32,18 +34,28 @@ function lines(file: string): string[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => line.replace(/"time":\d+/, '"time":0'))
 }
 
-t.test('the short path writes the bytes pino writes', async (t) => {
-  const file = path.join(dir, 'plain.log')
-  const logger = createLogger({ level: 'info', buffer: 0 }, { dest: file }).child({ route: '/mcp' })
-  const line = new AccessLine(logger)
-  for (const [sessionId, principal, method, status, era, ms] of CASES) {
-    line.write(sessionId, principal, method, status, era, ms)
-    logger.info({ sessionId, principal, method, status, era, ms }, 'mcp request')
+/**
+ * Buffer sizes: 0, each line written at once; a batch of a line or two (sealed often; the lines of
+ * capped long fields are longer than a batch); the default.
+ */
+const BUFFERS = [0, 512, 32 * 1024]
+
+for (const buffer of BUFFERS) t.test(`the short path writes the bytes pino writes (log.buffer ${buffer})`, async (t) => {
+  const file = path.join(dir, `plain-${buffer}.log`)
+  // A route whose name is not ASCII: its lines are not copied as latin1.
+  for (const route of ['/mcp', '/mcp/café']) {
+    const logger = createLogger({ level: 'info', buffer }, { dest: file }).child({ route })
+    const line = new AccessLine(logger)
+    for (const [sessionId, principal, method, status, era, ms] of CASES) {
+      line.write(sessionId, principal, method, status, era, ms)
+      logger.info({ sessionId, principal, method, status, era, ms }, 'mcp request')
+    }
+    await flushLogger(logger)
   }
   const written = lines(file)
-  t.equal(written.length, CASES.length * 2)
-  for (let i = 0; i < CASES.length; i++) {
-    t.equal(written[2 * i], written[2 * i + 1], `case ${i}: the same line`)
+  t.equal(written.length, CASES.length * 4)
+  for (let i = 0; i < CASES.length * 2; i++) {
+    t.equal(written[2 * i], written[2 * i + 1], `case ${i % CASES.length} on route ${i < CASES.length ? 1 : 2}: the same line`)
     t.doesNotThrow(() => JSON.parse(written[2 * i]!), 'valid JSON')
   }
   t.notOk(written.some((text) => text.includes('4729fc00-7bc3')), 'the session id itself is never written, only its hash')
@@ -62,9 +74,9 @@ t.test('below info nothing is written; extra redact paths take pino path and are
   t.notMatch(written, /alice/, 'and nowhere in the line')
 })
 
-t.test('the duration is written as pino writes it rounded to hundredths, for any duration', async (t) => {
-  const file = path.join(dir, 'durations.log')
-  const logger = createLogger({ level: 'info', buffer: 0 }, { dest: file })
+for (const buffer of BUFFERS) t.test(`the duration is written as pino writes it rounded to hundredths, for any duration (log.buffer ${buffer})`, async (t) => {
+  const file = path.join(dir, `durations-${buffer}.log`)
+  const logger = createLogger({ level: 'info', buffer }, { dest: file })
   const line = new AccessLine(logger)
   const durations = fc.sample(fc.oneof(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.integer({ min: 0, max: 100_000 }).map((n) => n / 1000)), 1_000)
   durations.push(0, 0.004999, 0.005, 0.1, 0.15, 1.005, 99.995, 1e12, Number.POSITIVE_INFINITY)
@@ -72,6 +84,7 @@ t.test('the duration is written as pino writes it rounded to hundredths, for any
     line.write(undefined, undefined, 'tools/call', 200, undefined, ms)
     logger.info({ method: 'tools/call', status: 200, ms: Math.round(ms * 100) / 100 }, 'mcp request')
   }
+  await flushLogger(logger)
   const written = lines(file)
   let same = 0
   for (let i = 0; i < durations.length; i++) if (written[2 * i] === written[2 * i + 1]) same++
@@ -85,16 +98,19 @@ t.test('the caches of quoted texts stay within their bound however many texts cl
   const count = QUOTED_CACHE_SIZE * 2 + 17
   let largest = 0
   for (let i = 0; i < count; i++) {
-    line.write(`session-${i}`, undefined, `invented/method-${i}`, 404, undefined, 1)
-    largest = Math.max(largest, line.cached.sessions, line.cached.methods)
+    line.write(`session-${i}`, `principal-${i}`, `invented/method-${i}`, 404, `era-${i}`, 1)
+    const { sessions, methods, eras, principals } = line.cached
+    largest = Math.max(largest, sessions, methods, eras, principals)
   }
   t.ok(largest <= QUOTED_CACHE_SIZE, `at most ${QUOTED_CACHE_SIZE} entries each (largest seen: ${largest})`)
   t.ok(largest >= QUOTED_CACHE_SIZE - 1, 'and the caches were used up to it')
   // After the caches were emptied and refilled, a line still carries its own session and method.
   const written = lines(file)
   t.equal(written.length, count)
-  const last = JSON.parse(written[count - 1]!) as { method: string; sessionId: string }
+  const last = JSON.parse(written[count - 1]!) as { method: string; sessionId: string; principal: string; era: string }
   t.equal(last.method, `invented/method-${count - 1}`)
+  t.equal(last.principal, `principal-${count - 1}`)
+  t.equal(last.era, `era-${count - 1}`)
   logger.info({ sessionId: `session-${count - 1}`, method: 'x' }, 'x')
   t.equal(last.sessionId, (JSON.parse(lines(file)[count]!) as { sessionId: string }).sessionId, 'the hash of its own session, as pino redacts it')
 })
