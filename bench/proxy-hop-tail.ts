@@ -1,7 +1,7 @@
 /**
  * Where the proxy hop's p99 comes from (issue 25): the `proxy-hop` part's paced load, with U placed
- * and prioritised several ways, one after the other in each round, and P's GC pauses counted from
- * `--trace-gc`. Not part of `npm run bench`: `npx tsx bench/proxy-hop-tail.ts [seconds] [rounds]`.
+ * and prioritised several ways, one after the other in each round, and P's collections counted from
+ * `--trace-gc-nvp` (pauses, KB allocated and KB promoted a call). Not part of `npm run bench`: `npx tsx bench/proxy-hop-tail.ts [seconds] [rounds]`.
  *
  *   direct          U on the server core, the loader on the load core (as proxy-hop measures U)
  *   U beside load   P on the server core, U on the load core with the loader (as proxy-hop measures P)
@@ -30,31 +30,32 @@ function nice(pid: number, value: number): boolean {
 }
 
 /**
- * P's scavenges and mark-compacts since `from` (a byte offset into its trace-gc output): count, pause
- * sum and max (ms), and the MB allocated between them (each GC's heap before it less the heap after the
- * previous one: load-independent, unlike the pauses).
+ * P's scavenges and mark-compacts since `from` (a byte offset into its --trace-gc-nvp output): count,
+ * pause sum and max (ms), the MB allocated and the MB promoted to the old generation meanwhile (both
+ * load-independent, unlike the pauses). A call whose objects outlive it is promoted: U, serving the
+ * call itself, promotes about nothing.
  */
-function gcSince(logPath: string, from: number): { scavenges: number; marks: number; sumMs: number; maxMs: number; allocatedMb: number; end: number } {
+function gcSince(logPath: string, from: number): { scavenges: number; marks: number; sumMs: number; maxMs: number; allocatedMb: number; promotedMb: number; end: number } {
   const text = readFileSync(logPath, 'utf8')
-  const lines = text.slice(from).split('\n')
   let scavenges = 0
   let marks = 0
   let sumMs = 0
   let maxMs = 0
-  let allocatedMb = 0
-  let after: number | undefined
-  for (const line of lines) {
-    const match = /ms: (Scavenge|Mark-Compact|Mark-sweep)[^,]*?([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, ([\d.]+)/.exec(line)
-    if (match === null) continue
-    if (after !== undefined) allocatedMb += Number(match[2]) - after
-    after = Number(match[3])
-    if (match[1] === 'Scavenge') scavenges++
+  let allocated = 0
+  let promoted = 0
+  const field = (line: string, name: string): number => Number(new RegExp(`\\b${name}=([\\d.]+)`).exec(line)?.[1] ?? 0)
+  for (const line of text.slice(from).split('\n')) {
+    const kind = /\bgc=(\w+)/.exec(line)?.[1]
+    if (kind === undefined) continue
+    if (kind === 's') scavenges++
     else marks++
-    const pause = Number(match[4])
+    const pause = field(line, 'pause')
     sumMs += pause
     maxMs = Math.max(maxMs, pause)
+    allocated += field(line, 'allocated')
+    promoted += field(line, 'promoted')
   }
-  return { scavenges, marks, sumMs, maxMs, allocatedMb, end: text.length }
+  return { scavenges, marks, sumMs, maxMs, allocatedMb: allocated / 2 ** 20, promotedMb: promoted / 2 ** 20, end: text.length }
 }
 
 const seconds = Number(process.argv[2] ?? 10)
@@ -66,7 +67,7 @@ pinSelfToLoadCore()
 const upstream = await startServer({ kind: 'edge' })
 const proxy = await startServer(
   { kind: 'edge', route: { handler: undefined, prefix: 'never', upstreams: [{ name: 'up', url: upstream.url, health_interval: 3600 }] } },
-  { nodeFlags: ['--trace-gc'] },
+  { nodeFlags: ['--trace-gc', '--trace-gc-nvp'] },
 )
 const proxyLog = readlinkSync(`/proc/${proxy.pid}/fd/1`)
 try {
@@ -77,7 +78,7 @@ try {
   await paced(proxy.url, proxiedSessions, rate, 3, proxy.pid)
   console.log(`load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}; niced: ${niced}; ${rate}/s over ${sessions} sessions, ${seconds} s a run`)
   const row = (name: string, run: PacedRun, loaderUs: number, gc?: ReturnType<typeof gcSince>): void => {
-    const gcText = gc === undefined ? '' : `  P gc: ${gc.scavenges} scavenges ${gc.marks} mark, pauses sum ${gc.sumMs.toFixed(1)} max ${gc.maxMs.toFixed(2)} ms, ${((gc.allocatedMb * 1024) / run.calls).toFixed(1)} KB/call`
+    const gcText = gc === undefined ? '' : `  P gc: ${gc.scavenges} scavenges ${gc.marks} mark, pauses sum ${gc.sumMs.toFixed(1)} max ${gc.maxMs.toFixed(2)} ms, ${((gc.allocatedMb * 1024) / run.calls).toFixed(1)} KB/call, promoted ${((gc.promotedMb * 1024) / run.calls).toFixed(2)} KB/call`
     console.log(`${name.padEnd(34)} p50 ${run.p50Ms.toFixed(2).padStart(6)}  p99 ${run.p99Ms.toFixed(2).padStart(6)} ms  cpu ${run.cpuUsPerCall.toFixed(0).padStart(4)} µs/call, loader ${loaderUs.toFixed(0)}  errors ${run.errors}${gcText}`)
   }
   /** `run`, and the loader's own CPU per call meanwhile (µs). */
