@@ -36,5 +36,7 @@ if (inThread) {
 } else {
   module.register('./generation-hooks.mjs', import.meta.url, { data: { gatewayRoot } })
 }
+// tsx's fast lexer first: see tsx-lexer-ready.mjs.
+await import('./tsx-lexer-ready.mjs')
 const { main } = await import(fromSource ? './cli.ts' : '../dist/cli.js')
 process.exitCode = await main(process.argv.slice(2))

@@ -2,14 +2,15 @@
  * Checks a config document against `schema.json` (filling in defaults as it goes) and against the
  * rules a schema cannot state, and turns every failure into a problem a person can act on.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import formats from 'ajv-formats'
-import schema from './schema.json' with { type: 'json' }
+import type { ErrorObject } from 'ajv'
 import type { FoundProblem } from './config-error.ts'
 import { fromPointer, isRecord, type DocPath } from './doc-path.ts'
 import { includeProblems } from './include-rules.ts'
 import { proxyRouteProblems } from './proxy-rules.ts'
 import { rewriteRouteProblems } from './rewrite-check.ts'
+// Compiled from schema.json ahead of time (`npm run generate`, validator-code.ts): compiling it at
+// start cost more than the rest of loading the config.
+import validateSchema from './schema-validator.mjs'
 
 /** What interpolation learned about the document's strings (see `interpolate.ts`). */
 export interface ValidateOptions {
@@ -17,22 +18,6 @@ export interface ValidateOptions {
   coercible?: ReadonlySet<string>
   /** Pointers whose value is already reported as broken; schema errors about them would repeat it. */
   skip?: ReadonlySet<string>
-}
-
-let compiled: ValidateFunction | undefined
-
-// Compiled on first use, once per process: compiling costs far more than validating.
-function validator(): ValidateFunction {
-  if (compiled) return compiled
-  // allowUnionTypes: capabilities are `boolean | object`, which the schema says with `type: [..]`.
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, allowUnionTypes: true })
-  formats.default(ajv)
-  // Documentation only (docs/reference/configuration.md): the default of a key that ajv must not
-  // fill in, because its absence means something (computed at start, inherited from the gateway's
-  // block, or "none"). A string of Markdown; it validates nothing.
-  ajv.addKeyword({ keyword: 'x-default', schemaType: 'string' })
-  compiled = ajv.compile(schema)
-  return compiled
 }
 
 /**
@@ -44,9 +29,8 @@ function validator(): ValidateFunction {
  * where ajv reported that a number/integer/boolean was expected there, then validation runs again.
  */
 export function validateDocument(doc: unknown, options: ValidateOptions = {}): FoundProblem[] {
-  const validate = validator()
-  if (!validate(doc) && options.coercible?.size && retype(doc, validate.errors ?? [], options.coercible)) validate(doc)
-  const errors = (validate.errors ?? []).filter((e) => e.keyword !== 'if' && !isSkipped(e.instancePath, options.skip))
+  if (!validateSchema(doc) && options.coercible?.size && retype(doc, validateSchema.errors ?? [], options.coercible)) validateSchema(doc)
+  const errors = (validateSchema.errors ?? []).filter((e) => e.keyword !== 'if' && !isSkipped(e.instancePath, options.skip))
   return [...describeErrors(errors, doc), ...duplicateLocations(doc), ...proxyRouteProblems(doc), ...includeProblems(doc), ...rewriteRouteProblems(doc), ...adminProblems(doc)]
 }
 

@@ -19,8 +19,9 @@
  * Every fetch, good or failed, starts the cooldown: at most one fetch per `jwks_cooldown` seconds
  * (and one at a time), whatever the traffic.
  */
-import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose'
+import type { JSONWebKeySet, JWTVerifyGetKey } from 'jose'
 import { EdgeError } from '../wire/errors.ts'
+import { jose } from './jose-module.ts'
 
 export interface JwksTimings {
   /** Milliseconds a fetched set is used before it is refreshed (behind the requests that use it). */
@@ -68,6 +69,7 @@ export class JwksKeys {
     try {
       return await this.#keys(header, token)
     } catch (error) {
+      const { errors } = await jose()
       if (!(error instanceof errors.JWKSNoMatchingKey)) throw error
       if (this.#fetching !== undefined || this.#mayFetch()) {
         await this.#fetchIfAllowed()
@@ -101,7 +103,7 @@ export class JwksKeys {
   #fetch(): Promise<void> {
     this.#attemptAt = Date.now()
     this.fetches++
-    this.#fetching = fetchJwks(this.#url, this.#timings.timeoutMs).then(createLocalJWKSet).then(
+    this.#fetching = fetchJwks(this.#url, this.#timings.timeoutMs).then(async (set) => (await jose()).createLocalJWKSet(set)).then(
       (keys) => {
         this.#keys = keys
         this.#fetchedAt = Date.now()

@@ -16,10 +16,11 @@
  * Without `jwks_uri` the JWKS location is discovered from the issuer's metadata: RFC 8414 first, then
  * OpenID Connect discovery; the document must name the same issuer.
  */
-import { errors, jwtVerify, type JWTPayload } from 'jose'
+import type { errors, JWTPayload } from 'jose'
 import type { JwtConfig } from '../config/types.ts'
 import { keepSubjectToken, type VerifiedToken } from '../wire/caller.ts'
 import { EdgeError } from '../wire/errors.ts'
+import { jose } from './jose-module.ts'
 import { JwksKeys, keysUnavailable } from './jwks-keys.ts'
 
 /** Who a verified token speaks for. Shared between requests carrying the same token: never mutate. */
@@ -111,6 +112,7 @@ export class JwtVerifier {
   async #verify(token: string): Promise<Identity> {
     const config = this.#config
     const keys = this.#keys ?? (await this.#discover())
+    const { jwtVerify, errors } = await jose()
     let claims: JWTPayload
     try {
       ;({ payload: claims } = await jwtVerify(token, keys.getKey, {
@@ -121,7 +123,7 @@ export class JwtVerifier {
         requiredClaims: ['exp'],
       }))
     } catch (error) {
-      throw rejection(error)
+      throw rejection(error, errors)
     }
     const principal = claims[config.principal_claim]
     if (typeof principal !== 'string' || principal === '') {
@@ -192,11 +194,11 @@ async function discoverJwksUri(issuer: string): Promise<string> {
 }
 
 /** What the client is told about a token that failed; the detail stays generic where it could help an attacker. */
-function rejection(error: unknown): EdgeError {
+function rejection(error: unknown, joseErrors: typeof errors): EdgeError {
   // The key set's own verdict (the keys cannot be had now), with its Retry-After.
   if (error instanceof EdgeError) return error
-  if (error instanceof errors.JWTExpired) return new InvalidTokenError('The access token expired')
-  if (error instanceof errors.JWTClaimValidationFailed) {
+  if (error instanceof joseErrors.JWTExpired) return new InvalidTokenError('The access token expired')
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
     switch (error.claim) {
       case 'nbf':
         return new InvalidTokenError('The access token is not valid yet')
@@ -208,7 +210,7 @@ function rejection(error: unknown): EdgeError {
         return new InvalidTokenError(`The access token's ${error.claim} claim is invalid`)
     }
   }
-  if (error instanceof errors.JOSEAlgNotAllowed) return new InvalidTokenError('The access token is signed with an algorithm this resource does not accept')
-  if (error instanceof errors.JWKSNoMatchingKey) return new InvalidTokenError('The access token is signed with an unknown key')
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return new InvalidTokenError('The access token is signed with an algorithm this resource does not accept')
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return new InvalidTokenError('The access token is signed with an unknown key')
   return new InvalidTokenError('The access token is invalid')
 }

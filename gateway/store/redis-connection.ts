@@ -14,7 +14,13 @@
  * queue, no retries, a command timeout) and the connection comes back by itself (retry strategies).
  */
 import { readFileSync } from 'node:fs'
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis'
+
+// ioredis (about 60 modules, 0.07 CPU-s to load) is required at the first connection, not imported:
+// a gateway on the memory or cluster store never loads it. A synchronous require keeps connectRedis
+// synchronous for its callers; ioredis is CommonJS, so this is the instance an import would give.
+const require = createRequire(import.meta.url)
 
 /** A standalone or Sentinel-managed connection, or a Redis Cluster client: the store uses their common commands. */
 export type RedisClient = Redis | Cluster
@@ -93,6 +99,7 @@ export function redisOptions(options: RedisConnectionOptions, role: 'commands' |
 /** A connection (or cluster client) to the endpoint that starts connecting at once. */
 export function connectRedis(options: RedisConnectionOptions, role: 'commands' | 'subscriber'): RedisClient {
   const common = redisOptions(options, role)
+  const { Cluster, Redis } = require('ioredis') as typeof import('ioredis')
   switch (topologyOf(options)) {
     case 'standalone':
       return new Redis(options.url!, common)

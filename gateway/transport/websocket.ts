@@ -14,7 +14,6 @@
  * Refusals are HTTP answers with a JSON-RPC error body, before the handshake: a client learns why
  * (a browser only sees the connection fail, as it would for any refused handshake).
  */
-import websocketPlugin from '@fastify/websocket'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import type { Logger } from 'pino'
@@ -69,6 +68,8 @@ const upgradeConstraint = {
 export async function registerWebSocketSupport(app: FastifyInstance, routes: readonly RouteConfig[], logger: Logger): Promise<WebSocketHub | undefined> {
   const sizes = routes.filter((route) => route.transports.includes('websocket')).map((route) => route.websocket.max_message_size)
   if (sizes.length === 0) return undefined
+  // Imported only for a route that serves WebSocket: the plugin and its stream helpers are ~25 modules.
+  const { default: websocketPlugin } = await import('@fastify/websocket')
   const hub: WebSocketHub = { connections: new Set() }
   app.addConstraintStrategy(upgradeConstraint)
   await app.register(websocketPlugin, {

@@ -11,8 +11,9 @@
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { exportJWK, SignJWT, type JWK, type JWTPayload } from 'jose'
+import type { JWK, JWTPayload } from 'jose'
 import type { UpstreamIdentityConfig } from '../../config/types.ts'
+import { jose } from '../../edge/jose-module.ts'
 import { EdgeError } from '../../wire/errors.ts'
 
 interface SigningKey {
@@ -53,13 +54,14 @@ export class AssertionSigner {
   /** The public keys as a JWKS (made once). */
   jwks(): Promise<{ keys: JWK[] }> {
     return (this.#jwks ??= Promise.all(
-      this.#keys.map(async ({ kid, alg, publicKey }) => ({ ...(await exportJWK(publicKey)), kid, alg, use: 'sig' })),
+      this.#keys.map(async ({ kid, alg, publicKey }) => ({ ...(await (await jose()).exportJWK(publicKey)), kid, alg, use: 'sig' })),
     ).then((keys) => ({ keys })))
   }
 
   /** A JWT with `claims`, signed with the first key, valid `ttlS` seconds from now. */
-  sign(claims: JWTPayload, subject: string, audience: string, ttlS: number): Promise<string> {
+  async sign(claims: JWTPayload, subject: string, audience: string, ttlS: number): Promise<string> {
     const { kid, alg, key } = this.#keys[0]!
+    const { SignJWT } = await jose()
     const now = Math.floor(Date.now() / 1000)
     return new SignJWT(claims)
       .setProtectedHeader({ alg, kid, typ: 'JWT' })
