@@ -24,20 +24,10 @@ export interface SingleProcessOptions {
 /** Starts serving; resolves once the port listens. The process exits after SIGTERM or SIGINT. */
 export async function runSingleProcess(config: GatewayConfig, options: SingleProcessOptions = {}): Promise<{ url: string; logger: Logger }> {
   const { host, store, logger, url } = await launchHost(config, options.override)
-  await writePidFile(config.file).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the pid file: mcp-edge reload will not find this gateway'))
-
-  const requestReload = serializeReloads(config.file, logger, async () => {
-    const checked = await checkInChild(config.file)
-    if (!checked.ok) {
-      logger.error({ problems: checked.problems }, `reload refused, the gateway keeps serving what it served:\n${checked.problems.join('\n')}`)
-      return checked
-    }
-    return host.reload()
-  })
-  process.on('SIGHUP', () => void requestReload('SIGHUP'))
-  const admin = config.admin === undefined ? undefined : await startAdmin(config.admin, localAdminSource(() => host.gateway, url, () => requestReload('POST /api/reload')), logger)
-  const stopWatching = options.watch === true ? watchForChanges(config, (file) => requestReload(`changed: ${file}`), logger) : () => undefined
-
+  // The stop handlers go in as soon as the port listens (and the listening line is out), before the
+  // awaits below: a SIGTERM in between killed the process outright instead of draining it.
+  let admin: Awaited<ReturnType<typeof startAdmin>> | undefined
+  let stopWatching = (): void => undefined
   let stopping = false
   const stop = (signal: string): void => {
     if (stopping) return
@@ -52,5 +42,21 @@ export async function runSingleProcess(config: GatewayConfig, options: SinglePro
   }
   process.once('SIGTERM', () => stop('SIGTERM'))
   process.once('SIGINT', () => stop('SIGINT'))
+
+  await writePidFile(config.file).catch((error: unknown) => logger.warn({ err: error }, 'cannot write the pid file: mcp-edge reload will not find this gateway'))
+
+  const requestReload = serializeReloads(config.file, logger, async () => {
+    const checked = await checkInChild(config.file)
+    if (!checked.ok) {
+      logger.error({ problems: checked.problems }, `reload refused, the gateway keeps serving what it served:\n${checked.problems.join('\n')}`)
+      return checked
+    }
+    return host.reload()
+  })
+  process.on('SIGHUP', () => void requestReload('SIGHUP'))
+  admin = config.admin === undefined ? undefined : await startAdmin(config.admin, localAdminSource(() => host.gateway, url, () => requestReload('POST /api/reload')), logger)
+  if (stopping) void admin?.app.close()
+  else if (options.watch === true) stopWatching = watchForChanges(config, (file) => requestReload(`changed: ${file}`), logger)
+
   return { url, logger }
 }
