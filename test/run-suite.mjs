@@ -11,11 +11,12 @@
  * file starts if it fits in the cores the running ones leave idle, by the CPU-seconds measured for
  * each (nextFile). Output is tap's: the TAP stream of every file, then `# { total, pass, fail }`.
  *
- * One difference: tap loads @tapjs/processinfo into every test process and, through NODE_OPTIONS,
+ * Two differences. tap loads @tapjs/processinfo into every test process and, through NODE_OPTIONS,
  * every node process a test starts (gateways, workers, stdio servers), to record coverage and what
  * each process loaded (for `tap --changed`). package.json turns coverage off and `npm test` runs
  * every file, so the runner leaves it out: it cost 10 to 20% of the CPU of a file that starts
- * gateways (test/cluster/workers.test.ts: 8.8 CPU-s with it, 7.9 without).
+ * gateways (test/cluster/workers.test.ts: 8.8 CPU-s with it, 7.9 without). Nor does it load the
+ * loaders of plugins package.json turns off (see pluginKept).
  *
  *   node test/run-suite.mjs                   every file the "tap" block includes
  *   node test/run-suite.mjs test/edge/*.ts    just those files, slowest first
@@ -73,6 +74,22 @@ export function nextFile(waiting, running, jobs, cores) {
 }
 
 /**
+ * The plugins package.json's "plugin" list turns off (`!@tapjs/typescript`). The @tapjs/test that npm
+ * installs is built with tap's default plugins, and only `tap build` (which the tap CLI runs when the
+ * list differs) rebuilds it without them; this runner takes the installed build as it is, so it drops
+ * their loaders itself. @tapjs/typescript's loader is the one that matters: it registers ts-node, which
+ * loads the TypeScript compiler on Node's loader thread in every test process (about 3 of a trivial
+ * file's 3.4 CPU-seconds on Node 24, 4 of 4.8 on Node 20), though tsx (package.json's "node-arg") is
+ * what compiles the tests.
+ */
+const PLUGINS_OFF = (TAP.plugin ?? []).filter((plugin) => plugin.startsWith('!')).map((plugin) => plugin.slice(1))
+
+/** Whether `loader` (a plugin's module, `@tapjs/typescript/import`) belongs to a plugin left on. */
+export function pluginKept(loader) {
+  return !PLUGINS_OFF.some((plugin) => loader === plugin || loader.startsWith(`${plugin}/`))
+}
+
+/**
  * The node arguments tap gives a test file (@tapjs/run's test-argv.js, which it does not export): the
  * plugins' loaders and source maps, then package.json's "node-arg" list; all but the process-info
  * loader (see above). test/architecture/suite-set.test.ts compares them with `tap node-options`.
@@ -80,10 +97,12 @@ export function nextFile(waiting, running, jobs, cores) {
 export async function testArgv() {
   await import('tap') // @tapjs/test needs @tapjs/core loaded first
   const plugins = await import('@tapjs/test')
+  const importLoaders = plugins.importLoaders.filter(pluginKept)
+  const loaders = plugins.loaders.filter(pluginKept)
   return [
-    ...plugins.importLoaders.map((loader) => `--import=${import.meta.resolve(loader)}`),
-    ...plugins.loaders.map((loader) => `--loader=${import.meta.resolve(loader)}`),
-    ...(plugins.loaders.length ? ['--no-warnings'] : []),
+    ...importLoaders.map((loader) => `--import=${import.meta.resolve(loader)}`),
+    ...loaders.map((loader) => `--loader=${import.meta.resolve(loader)}`),
+    ...(loaders.length ? ['--no-warnings'] : []),
     '--enable-source-maps',
     ...plugins.execArgv(TAP),
     ...(TAP['node-arg'] ?? []),

@@ -30,12 +30,17 @@ const TOOL_CACHE_LIMIT = 1024
 
 /** Why a request is refused; `rule` is the rate rule over its limit (absent for a full session slot). */
 export class LimitAnswer {
-  constructor(
-    readonly kind: 'transport' | 'tool' | 'busy',
-    readonly retryAfterMs: number,
-    readonly rule: RateRule | undefined,
-    readonly max: number,
-  ) {}
+  readonly kind: 'transport' | 'tool' | 'busy'
+  readonly retryAfterMs: number
+  readonly rule: RateRule | undefined
+  readonly max: number
+
+  constructor(kind: LimitAnswer['kind'], retryAfterMs: number, rule: RateRule | undefined, max: number) {
+    this.kind = kind
+    this.retryAfterMs = retryAfterMs
+    this.rule = rule
+    this.max = max
+  }
 
   /** Whose allowance ran out, in the words a client reads: `tools/call of "deploy*" per principal per 60 s`. */
   get scope(): string {

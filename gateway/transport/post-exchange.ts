@@ -34,13 +34,15 @@ export interface ExchangeOptions {
   sendBuffer: SendBufferLimits
 }
 
-const enum State { Pending, Streaming, Done }
+/** An exchange's state (plain numbers: Node strips types but does not compile enums). */
+const State = { Pending: 0, Streaming: 1, Done: 2 } as const
+type State = (typeof State)[keyof typeof State]
 
 /** Where an exchange answers: Fastify's reply, or the response of a POST the hot path serves (hot-post.ts). */
 export type ExchangeReply = FastifyReply | ServerResponse
 
 export class PostExchange implements RequestSink {
-  #state = State.Pending
+  #state: State = State.Pending
   #channel: SseChannel | undefined
   readonly #reply: ExchangeReply
   /** undefined on the stateless wire: no session header, no event ids. */

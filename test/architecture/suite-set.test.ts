@@ -12,7 +12,7 @@ import t from 'tap'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>
-  tap: { include: string[], 'disable-coverage'?: boolean, 'node-arg'?: string[], timeout?: number }
+  tap: { include: string[], 'disable-coverage'?: boolean, 'node-arg'?: string[], timeout?: number, plugin?: string[] }
 }
 const runner = (await import(path.join(ROOT, 'test/run-suite.mjs'))) as {
   suiteFiles: () => string[]
@@ -83,7 +83,11 @@ t.test("a file gets tap's node arguments, but for the process-info loader", asyn
   const nodeArgs = pkg.tap['node-arg'] ?? []
   const argv = await runner.testArgv()
   t.same(argv.slice(argv.length - nodeArgs.length), nodeArgs, 'package.json\'s node-arg last')
-  t.same(argv.slice(0, argv.length - nodeArgs.length).sort(), tapArgs.filter((arg) => !processInfo.includes(arg)).sort(), 'before them, what tap adds but process info')
+  // The plugins package.json turns off: tap's installed build still lists their loaders.
+  const pluginsOff = (pkg.tap.plugin ?? []).filter((plugin) => plugin.startsWith('!')).map((plugin) => `/node_modules/${plugin.slice(1)}/`)
+  const kept = tapArgs.filter((arg) => !processInfo.includes(arg) && !pluginsOff.some((plugin) => arg.includes(plugin)))
+  t.same(argv.slice(0, argv.length - nodeArgs.length).sort(), kept.sort(), 'before them, what tap adds but process info and the plugins turned off')
+  t.notMatch(argv.join(' '), /@tapjs\/typescript/, 'no ts-node: tsx compiles the tests')
 })
 
 t.test('no process the runner starts loads process info, and each file gets tap\'s time limit', async (t) => {
