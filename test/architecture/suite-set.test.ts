@@ -18,6 +18,8 @@ const runner = (await import(path.join(ROOT, 'test/run-suite.mjs'))) as {
   suiteFiles: () => string[]
   slowestFirst: (files: string[]) => string[]
   testArgv: () => Promise<string[]>
+  NATIVE_TYPESCRIPT: boolean
+  COMPILE_CACHE: string
   SLOW_FILES: Record<string, number>
   FILE_CPU: Record<string, number>
   coresUsed: (file: string) => number
@@ -80,7 +82,11 @@ t.test("a file gets tap's node arguments, but for the process-info loader", asyn
   const tapArgs = [...printed.matchAll(/"([^"]+)"/g)].map((match) => match[1]!)
   const processInfo = tapArgs.filter((arg) => arg.includes('@tapjs/processinfo/'))
   t.equal(processInfo.length, 1, 'tap adds the process-info loader')
-  const nodeArgs = pkg.tap['node-arg'] ?? []
+  // package.json's node-arg last, less tsx's where Node strips types itself.
+  const tsx = ['--import=tsx', '--import=./gateway/tsx-lexer-ready.mjs']
+  t.same(pkg.tap['node-arg']?.filter((arg) => tsx.includes(arg)), tsx, 'tap (npx tap) loads tsx')
+  const nodeArgs = (pkg.tap['node-arg'] ?? []).filter((arg) => !(runner.NATIVE_TYPESCRIPT && tsx.includes(arg)))
+  t.equal(runner.NATIVE_TYPESCRIPT, Boolean((process.features as { typescript?: string | false }).typescript))
   const argv = await runner.testArgv()
   t.same(argv.slice(argv.length - nodeArgs.length), nodeArgs, 'package.json\'s node-arg last')
   // The plugins package.json turns off: tap's installed build still lists their loaders.
@@ -93,17 +99,19 @@ t.test("a file gets tap's node arguments, but for the process-info loader", asyn
 t.test('no process the runner starts loads process info, and each file gets tap\'s time limit', async (t) => {
   // A file run through the runner that reports its NODE_OPTIONS and node arguments.
   const dir = t.testdir({ 'probe.test.ts': `import t from 'tap'
-t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: process.execArgv, timeout: process.env.TAP_TIMEOUT }))
+t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: process.execArgv, timeout: process.env.TAP_TIMEOUT, compileCache: process.env.NODE_COMPILE_CACHE }))
 ` })
   // Started as from a shell: this process's own process info would add itself to the runner's
   // NODE_OPTIONS, and a TAP_CHILD_ID would hide the counts.
   const out = execFileSync('env', ['NODE_OPTIONS=--max-old-space-size=2048', 'TAP_CHILD_ID=', process.execPath, path.join(ROOT, 'test/run-suite.mjs'), path.join(dir, 'probe.test.ts')], { cwd: ROOT, encoding: 'utf8' })
   t.match(out, /# \{ total: 1, pass: 1 \}/)
-  const seen = JSON.parse(/ok 1 - (\{.*\})/.exec(out)![1]!) as { nodeOptions: string, execArgv: string[], timeout?: string }
+  const seen = JSON.parse(/ok 1 - (\{.*\})/.exec(out)![1]!) as { nodeOptions: string, execArgv: string[], timeout?: string, compileCache?: string }
   t.equal(seen.nodeOptions, '--max-old-space-size=2048', 'the NODE_OPTIONS the runner was given, nothing added')
   t.equal(seen.timeout, String(pkg.tap.timeout), "package.json's timeout is the file's own limit, as under tap (not tap's 30 s default)")
   t.notMatch(seen.execArgv.join(' '), /processinfo/)
-  t.match(seen.execArgv.join(' '), /--import=tsx/)
+  if (runner.NATIVE_TYPESCRIPT) t.notMatch(seen.execArgv.join(' '), /tsx/, 'Node strips the types: no tsx')
+  else t.match(seen.execArgv.join(' '), /--import=tsx/, 'tsx compiles the test')
+  t.equal(seen.compileCache, runner.COMPILE_CACHE, "Node's compile cache, shared by the test processes")
 })
 
 t.test('.ci/run runs its subsets and the whole suite through the runner', async (t) => {
