@@ -4,6 +4,7 @@
  * stream). A reader that stops early, or a body over its bound, cancels the rest at the connection.
  */
 import { BodyTooLargeError, type HttpAnswer } from './http-answer.ts'
+import type { ResponseHead } from './http1-head.ts'
 
 /** What an answer needs of its connection: to drop the rest of the exchange. */
 export interface AnswerSource {
@@ -13,7 +14,7 @@ export interface AnswerSource {
 /** A response whose body arrives through `push`, read once as text or as chunks. */
 export class Http1Answer implements HttpAnswer {
   readonly status: number
-  readonly #headers: Map<string, string>
+  readonly #head: ResponseHead
   readonly #connection: AnswerSource
   #chunks: Buffer[] = []
   #size = 0
@@ -22,14 +23,15 @@ export class Http1Answer implements HttpAnswer {
   #wake: (() => void) | undefined
   #limit = Infinity
 
-  constructor(status: number, headers: Map<string, string>, connection: AnswerSource) {
+  constructor(status: number, head: ResponseHead, connection: AnswerSource) {
     this.status = status
-    this.#headers = headers
+    this.#head = head
     this.#connection = connection
   }
 
+  /** Header `name` (lower case), repeated ones joined with ", ". */
   header(name: string): string | undefined {
-    return this.#headers.get(name)
+    return this.#head.get(name)
   }
 
   push(chunk: Buffer): void {
@@ -53,7 +55,7 @@ export class Http1Answer implements HttpAnswer {
   }
 
   async text(limit: number): Promise<string> {
-    if (Number(this.#headers.get('content-length') ?? NaN) > limit) {
+    if (Number(this.#head.get('content-length') ?? NaN) > limit) {
       this.fail(new BodyTooLargeError())
       throw new BodyTooLargeError()
     }

@@ -6,7 +6,7 @@
  *
  *   exchange ─► idle connection? (last in, first out) ─► write "POST /path HTTP/1.1 …" + body
  *            └► none: connect (no cap: each open SSE stream holds one, as on fetch)
- *   response ─► head (status, headers) ─► HttpAnswer ─► body: content-length | chunked | until close
+ *   response ─► head (status, header positions: http1-head.ts) ─► HttpAnswer ─► body: content-length | chunked | until close
  *            ─► body done, keep-alive ─► back to the idle list (at most `maxIdle`; each closed when the
  *               server's `Keep-Alive: timeout` says, else after 4 s idle: by one sweep a second for the
  *               whole pool, not a timer per exchange, and never taken once past its time)
@@ -16,6 +16,7 @@
 import net from 'node:net'
 import type { HttpAnswer, HttpExchange } from './http-answer.ts'
 import { Http1Answer } from './http1-answer.ts'
+import { ResponseHead, statusCode } from './http1-head.ts'
 import type { AbortLike } from '../wire/abort-like.ts'
 
 /** Largest response head accepted, in bytes. */
@@ -39,28 +40,11 @@ function wireError(message: string, code: string): Error {
 
 const UNSAFE = /[\r\n\0]/
 
-/** The status code of an `HTTP/1.0 NNN` or `HTTP/1.1 NNN` status line, read by position; undefined for anything else. */
-function statusCode(head: string): number | undefined {
-  if (!head.startsWith('HTTP/1.') || (head.charCodeAt(7) !== 48 && head.charCodeAt(7) !== 49) || head.charCodeAt(8) !== 32) return undefined
-  let code = 0
-  for (let i = 9; i < 12; i++) {
-    const digit = head.charCodeAt(i) - 48
-    if (!(digit >= 0 && digit <= 9)) return undefined
-    code = code * 10 + digit
-  }
-  return code
-}
-
 /** Bytes `start` to `end` of a read, copied (the read buffer is reused): one Buffer, not a view and then a copy. */
 function copyOf(data: Buffer, start: number, end: number): Buffer {
   const copy = Buffer.allocUnsafe(end - start)
   data.copy(copy, 0, start, end)
   return copy
-}
-
-/** Space or tab: the optional whitespace around a header value. */
-function isBlank(char: number): boolean {
-  return char === 32 || char === 9
 }
 
 /** The keep-alive connections of one worker to plain-HTTP origins. */
@@ -120,7 +104,8 @@ export class Http1Pool {
         connection = undefined
       }
     }
-    if (list?.length === 0) this.#idle.delete(origin)
+    // An emptied list stays for the connection's return (the sweep drops it if none comes): a Map
+    // that empties shrinks, and grows again on the next set, each time through V8's runtime.
     connection?.wake()
     return connection
   }
@@ -138,7 +123,7 @@ export class Http1Pool {
     }
   }
 
-  /** Closes the connections idle past their time; stops when none is idle. */
+  /** Closes the connections idle past their time and drops emptied lists; stops when none is left. */
   #sweep(): void {
     const now = Date.now()
     for (const list of this.#idle.values()) {
@@ -253,44 +238,25 @@ class Connection {
   #head(text: string): Http1Answer | undefined {
     const code = statusCode(text)
     if (code === undefined) return void this.#fail(wireError('the server did not answer HTTP/1.x', 'HPE_INVALID_CONSTANT'))
-    const headers = new Map<string, string>()
-    // Line by line with indexOf: no array of lines, no copy of the head, each value cut once (no trim).
-    let at = text.indexOf('\r\n')
-    while (at >= 0) {
-      const start = at + 2
-      at = text.indexOf('\r\n', start)
-      const end = at < 0 ? text.length : at
-      const colon = text.indexOf(':', start)
-      if (colon <= start || colon >= end) continue
-      let name = text.slice(start, colon)
-      if (isBlank(text.charCodeAt(start)) || isBlank(text.charCodeAt(colon - 1))) name = name.trim()
-      name = name.toLowerCase()
-      let from = colon + 1
-      let to = end
-      while (from < to && isBlank(text.charCodeAt(from))) from++
-      while (to > from && isBlank(text.charCodeAt(to - 1))) to--
-      const value = text.slice(from, to)
-      const before = headers.get(name)
-      headers.set(name, before === undefined ? value : `${before}, ${value}`)
-    }
-    const connection = headers.get('connection')?.toLowerCase()
-    this.#keepAlive = text.charCodeAt(7) === 49 /* HTTP/1.1 */ ? connection !== 'close' : connection === 'keep-alive'
+    const head = new ResponseHead(text)
+    const connection = head.get('connection')?.toLowerCase()
+    this.#keepAlive = head.http11 ? connection !== 'close' : connection === 'keep-alive'
     // The same server sends the same hint on every response: read again only when it changes.
-    const keepAlive = headers.get('keep-alive')
+    const keepAlive = head.get('keep-alive')
     if (keepAlive !== undefined && keepAlive !== this.#keepAliveHint) {
       this.#keepAliveHint = keepAlive
       const hint = /timeout=(\d+)/.exec(keepAlive)
       if (hint !== null) this.#idleMs = Math.max(0, Number(hint[1]) * 1000 - 1000)
     }
-    const length = headers.get('content-length')
+    const length = head.get('content-length')
     if (code === 204 || code === 304) this.#body = { kind: 'length', left: 0 }
-    else if (headers.get('transfer-encoding')?.toLowerCase().includes('chunked')) this.#body = { kind: 'chunked', left: 0, state: 'size' }
+    else if (head.get('transfer-encoding')?.toLowerCase().includes('chunked')) this.#body = { kind: 'chunked', left: 0, state: 'size' }
     else if (length !== undefined) this.#body = { kind: 'length', left: Number(length) }
     else {
       this.#body = { kind: 'close' }
       this.#keepAlive = false
     }
-    this.#answer = new Http1Answer(code, headers, this)
+    this.#answer = new Http1Answer(code, head, this)
     return this.#answer
   }
 

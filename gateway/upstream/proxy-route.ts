@@ -38,13 +38,14 @@ import { cancellationOf, clientErrorOf, requestOptions, statelessRequest, upstre
 import { probeUpstream } from './upstream-probe.ts'
 import { StatelessUpstream } from './stateless-upstream.ts'
 import { OpenApiUpstream } from './openapi/openapi-upstream.ts'
-import { initializeRefused, UpstreamLink, type LinkHost, type LinkOwner } from './upstream-link.ts'
+import { initializeRefused, type UpstreamLink, type LinkHost } from './upstream-link.ts'
 import { CredentialContext } from './credentials/context.ts'
 import { routeCredentials } from './route-credentials.ts'
 import { ConsentRequiredError, type CredentialProvider } from './credentials/provider.ts'
 import { askConsent } from './consent-step.ts'
 import { ListCache } from './list-cache.ts'
 import { ListChangedNotices } from './list-changed-notices.ts'
+import { LinkTable, PROBE } from './link-table.ts'
 
 export { cancellationOf, type ForwardExtra } from './forward-request.ts'
 export type { UpstreamStatus } from './upstream-status.ts'
@@ -52,9 +53,6 @@ export type { UpstreamStatus } from './upstream-status.ts'
 
 /** Input requests the gateway itself asks on a route (the approval gate's), named by it rather than relayed. */
 const GATEWAY_INPUT_KEYS: ReadonlySet<string> = new Set([APPROVAL_INPUT_KEY])
-/** The key of the probe links, which belong to no downstream session. */
-const PROBE = '\0probe'
-const PROBE_CLIENT = { name: 'mcp-edge-health', version: '0.1.0' }
 /** Milliseconds between sweeps of idle links. */
 const SWEEP_MS = 30_000
 
@@ -74,7 +72,7 @@ export class ProxyRoute implements LinkHost {
   /** Exposed tool and prompt names learnt from lists (the index's). */
   readonly toolIndex: Map<string, Origin>
   readonly promptIndex: Map<string, Origin>
-  readonly #links = new Map<string, UpstreamLink>()
+  readonly #links = new LinkTable(this)
   /** Each upstream's credential provider. */
   readonly #credentials: ReadonlyMap<string, CredentialProvider>
   /** The upstreams whose calls may need the caller's consent (per-user OAuth). */
@@ -173,28 +171,9 @@ export class ProxyRoute implements LinkHost {
 
   // ---- forwarding ----------------------------------------------------------------------------
 
-  /**
-   * The link of `record`'s session to `upstream`; a stateless request's is pooled per principal and
-   * declared client capabilities (the upstream asks only what that client can answer). Either way a
-   * link serves one principal, so a per-principal credential never authorises another's exchange.
-   */
+  /** The link of `record`'s session (or stateless principal) to `upstream` (link-table.ts). */
   link(record: SessionRecord, upstream: UpstreamConfig): UpstreamLink {
-    const session = record.id
-    const owner = session === '' ? `\0stateless:${record.principal ?? ''}:${JSON.stringify(record.clientCapabilities)}` : session
-    const key = `${owner}\0${upstream.name}`
-    let link = this.#links.get(key)
-    if (link === undefined) {
-      const owner: LinkOwner = {
-        session,
-        principal: record.principal,
-        clientCapabilities: record.clientCapabilities,
-        clientInfo: record.clientInfo,
-        protocolVersion: session === '' ? undefined : record.protocolVersion,
-      }
-      link = new UpstreamLink(this, upstream, owner)
-      this.#links.set(key, link)
-    }
-    return link
+    return this.#links.of(record, upstream)
   }
 
   /**
@@ -361,13 +340,7 @@ export class ProxyRoute implements LinkHost {
 
   /** The downstream session ended here: end its upstream sessions too. */
   async sessionEnded(record: SessionRecord | undefined, id: string): Promise<void> {
-    const ends: Promise<void>[] = []
-    for (const [key, link] of this.#links) {
-      if (link.owner.session !== id) continue
-      this.#links.delete(key)
-      ends.push(link.end(record?.upstreams?.[link.upstream.name]))
-    }
-    await Promise.all(ends)
+    await Promise.all(this.#links.take(id).map((link) => link.end(record?.upstreams?.[link.upstream.name])))
   }
 
   /** The label of a component an upstream listed (events/call-events.ts): names from its lists only. */
@@ -391,30 +364,17 @@ export class ProxyRoute implements LinkHost {
     this.crossEra.close()
     this.listCache?.close()
     for (const health of this.health.values()) health.stop()
-    for (const link of this.#links.values()) link.close()
-    this.#links.clear()
+    this.#links.close()
     for (const provider of this.#credentials.values()) provider.close()
     // Children are killed as process groups; close() is synchronous, the kill goes on.
     this.stdio?.close().catch((error: unknown) => this.#logger.warn({ err: error }, 'closing stdio upstreams failed'))
   }
 
   async #probe(upstream: UpstreamConfig): Promise<void> {
-    const key = `${PROBE}\0${upstream.name}`
-    let link = this.#links.get(key)
-    if (link === undefined) {
-      const owner: LinkOwner = { session: PROBE, principal: undefined, clientCapabilities: {}, clientInfo: PROBE_CLIENT, protocolVersion: undefined }
-      link = new UpstreamLink(this, upstream, owner)
-      this.#links.set(key, link)
-    }
-    await probeUpstream(link, this.#stateless.get(upstream.name), Math.min(this.timeoutMs(upstream), upstream.health_interval * 1000))
+    await probeUpstream(this.#links.probe(upstream), this.#stateless.get(upstream.name), Math.min(this.timeoutMs(upstream), upstream.health_interval * 1000))
   }
 
   #sweep(): void {
-    const before = Date.now() - this.#idleMs
-    for (const [key, link] of this.#links) {
-      if (link.owner.session === PROBE || link.lastUsed > before) continue
-      this.#links.delete(key)
-      link.close()
-    }
+    this.#links.sweep(Date.now() - this.#idleMs)
   }
 }
