@@ -13,7 +13,8 @@
  *   process exit ─► flushSync (what is still held, written synchronously)
  *
  * Each line is encoded into the batch's bytes as it comes (one pass over it) and becomes garbage at
- * once; batches are reused once written. (Batches kept as strings built with `+=` held every line's
+ * once, or is written there in place by its maker (`reserve`, the access line: no string at all);
+ * batches are reused once written. (Batches kept as strings built with `+=` held every line's
  * rope until the write, measured its length in a second pass and encoded it in a third; a first
  * version with an array of lines per batch spent a third of its time in GC.)
  *
@@ -141,18 +142,25 @@ export class LineBuffer {
   }
 
   /**
-   * `write` for a line its writer knows to be ASCII (the access line, most often): one byte per
-   * character, so no measuring, and copied as latin1, which skips UTF-8's encoding pass (a quarter of
-   * the cost of a line's write). Any other character would be written wrong: never pass one.
+   * The batch to write a line of at most `most` bytes into in place, starting at `used`; `commit`
+   * then says where it ended. The access line is put together there byte by byte, with no string
+   * and no copy of one (a string's write flattens it and copies it through Buffer's C++ binding).
+   * Undefined when logging stopped or such a line could not fit even an empty batch: write a string.
    */
-  writeAscii(line: string): void {
-    if (this.#stopped) return
-    const bytes = line.length
-    if (bytes > this.#limit - this.#used) {
-      if (this.#used > 0) this.#seal()
-      if (bytes > this.#limit) return this.#enqueue(Buffer.from(line, 'latin1'))
-    }
-    this.#used += this.#batch.write(line, this.#used, 'latin1')
+  reserve(most: number): Buffer | undefined {
+    if (this.#stopped || most > this.#limit) return undefined
+    if (most > this.#limit - this.#used) this.#seal()
+    return this.#batch
+  }
+
+  /** Bytes of the current batch in use: where a line written in place (`reserve`) starts. */
+  get used(): number {
+    return this.#used
+  }
+
+  /** After `reserve`: the line written in place ends at `end` (at most `used` + the bytes reserved). */
+  commit(end: number): void {
+    this.#used = end
   }
 
   /** Writes out what is held; calls `cb` once every line written so far is written. */

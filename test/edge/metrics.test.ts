@@ -76,3 +76,23 @@ t.test('labels come from a fixed set: an invented method is counted as "other", 
   t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="tools/list",status="200"}'), 1, 'a known method keeps its name')
   t.ok(text.length < 64 * 1024, `the scrape stays small (${text.length} bytes)`)
 })
+
+t.test('counts stay exact as methods and statuses alternate (each route remembers its last method and status)', async (t) => {
+  const gateway = await gatewayWith(t, [route])
+  const url = `${gateway.url}/live`
+  const sessionId = await rawSession(url)
+  // In turn: the same method again, another method, back; under "other", answers (200) and notifications (202).
+  const sequence = ['tools/call', 'tools/call', 'tools/list', 'tools/call', 'x/invented', 'notifications/invented', 'x/invented', 'tools/list', 'notifications/invented', 'tools/call']
+  let id = 0
+  for (const method of sequence) {
+    const message = method.startsWith('notifications/') ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', id: ++id, method, params: method === 'tools/call' ? { name: 'whoami' } : {} }
+    await (await post(url, sessionId, message)).text()
+  }
+  const text = await (await fetch(`${gateway.url}/metrics`)).text()
+  t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="tools/call",status="200"}'), 4)
+  t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="tools/list",status="200"}'), 2)
+  t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="other",status="200"}'), 2)
+  t.equal(sample(text, 'mcp_edge_requests_total{route="/live",method="other",status="202"}'), 2)
+  t.equal(sample(text, 'mcp_edge_request_duration_seconds_count{route="/live",method="tools/call"}'), 4)
+  t.equal(sample(text, 'mcp_edge_request_duration_seconds_count{route="/live",method="other"}'), 4)
+})

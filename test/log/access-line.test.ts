@@ -1,9 +1,10 @@
 /**
  * The access line's short path writes what pino would: for every shape of line (session or era,
  * with or without a principal) and for strings that need escaping, the two lines are the same bytes
- * but for the time, whether the line goes to the log buffer (the default, `log.buffer` bytes; an ASCII
- * line copied in as latin1) or to an unbuffered destination (`log.buffer: 0`, stdio's stderr). A
- * logger with extra redact paths takes pino's path, so redaction still applies.
+ * but for the time, whether the line goes to the log buffer (the default, `log.buffer` bytes; the
+ * line written into its batch in place, or as a string when longer than a batch) or to an unbuffered
+ * destination (`log.buffer: 0`, stdio's stderr). The time is the clock's, in every digit. A logger
+ * with extra redact paths takes pino's path, so redaction still applies.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -42,7 +43,7 @@ const BUFFERS = [0, 512, 32 * 1024]
 
 for (const buffer of BUFFERS) t.test(`the short path writes the bytes pino writes (log.buffer ${buffer})`, async (t) => {
   const file = path.join(dir, `plain-${buffer}.log`)
-  // A route whose name is not ASCII: its lines are not copied as latin1.
+  // A route whose name is not ASCII: its bindings' bytes are UTF-8, several to a character.
   for (const route of ['/mcp', '/mcp/café']) {
     const logger = createLogger({ level: 'info', buffer }, { dest: file }).child({ route })
     const line = new AccessLine(logger)
@@ -113,4 +114,18 @@ t.test('the caches of quoted texts stay within their bound however many texts cl
   t.equal(last.era, `era-${count - 1}`)
   logger.info({ sessionId: `session-${count - 1}`, method: 'x' }, 'x')
   t.equal(last.sessionId, (JSON.parse(lines(file)[count]!) as { sessionId: string }).sessionId, 'the hash of its own session, as pino redacts it')
+})
+
+for (const buffer of BUFFERS) t.test(`the time is written as a number prints it, in every digit (log.buffer ${buffer})`, async (t) => {
+  const file = path.join(dir, `times-${buffer}.log`)
+  const logger = createLogger({ level: 'info', buffer }, { dest: file })
+  const line = new AccessLine(logger)
+  // Milliseconds of one, two and three digits (padded to three in the line), seconds changing and
+  // coming back, and times past 2038 (whose seconds are no small integer: written another way).
+  const second = 1_764_680_000_000
+  const times = [second, second + 5, second + 50, second + 500, second + 999, second + 1000, second + 7, second + 86_400_123, 2 ** 31 * 1000 + 5, 2 ** 40 + 17, 1]
+  for (const now of times) line.write(undefined, undefined, 'tools/call', 200, undefined, 1, now)
+  await flushLogger(logger)
+  const written = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((text) => /^\{"level":30,"time":(\d+),/.exec(text)?.[1])
+  t.same(written, times.map((now) => `${now}`), 'each line carries its time')
 })

@@ -165,14 +165,14 @@ t.test("a pipe this process alone writes (a single process's stdout) keeps up to
   t.same(lines.map((text) => (JSON.parse(text) as { n: number }).n), Array.from({ length: total }, (_, n) => n), 'in order')
 })
 
-t.test('multi-byte text, ASCII lines and lines longer than a batch arrive byte for byte, in order', async (t) => {
+t.test('multi-byte text, lines written in place and lines longer than a batch arrive byte for byte, in order', async (t) => {
   // Lines are encoded into the batch as they come: a line whose UTF-8 is longer than the room its
   // UTF-16 length suggests, a surrogate pair at a batch's edge, a line longer than a whole batch.
   const pieces = ['a', 'é', '€', '😀', '\u2028', 'x'.repeat(50)]
   const lines: string[] = []
   for (let n = 0; n < 3_000; n++) {
     let text = `${n}:`
-    // Every fifth line ASCII only, some of them longer than a batch too.
+    // Every fifth line ASCII only, some of them longer than a batch too (as are some of the others).
     if (n % 5 === 0) {
       lines.push(`${text}${'y'.repeat(n % 97 === 0 ? PIPE_BUF + (n % 300) : (n * 31) % 400)}\n`)
       continue
@@ -184,17 +184,27 @@ t.test('multi-byte text, ASCII lines and lines longer than a batch arrive byte f
   for (const [name, limit] of [['small-batches.log', 512], ['default-batches.log', PIPE_BUF]] as const) {
     const file = path.join(dir, name)
     const buffer = new LineBuffer(openSync(file, 'a'), limit, 1000)
+    let inPlace = 0
+    let refused = 0
     for (let n = 0; n < lines.length; n++) {
-      // An ASCII line may come through writeAscii (the access line's way), into the same batches.
+      // Every other line written in place (the access line's way: reserve, bytes, commit) into the
+      // same batches; one longer than a batch is refused there and goes as a string.
       const line = lines[n]!
-      if (n % 2 === 0 && /^[\x00-\x7f]*$/.test(line)) buffer.writeAscii(line)
-      else buffer.write(line)
+      const batch = n % 2 === 0 ? buffer.reserve(Buffer.byteLength(line)) : undefined
+      if (batch !== undefined) {
+        buffer.commit(buffer.used + batch.write(line, buffer.used))
+        inPlace++
+      } else {
+        if (n % 2 === 0) refused++
+        buffer.write(line)
+      }
       // Written out now and then: this test is about bytes, not about a reader falling behind.
       if (n % 50 === 0) await new Promise<void>((resolve) => buffer.flush(() => resolve()))
     }
     await new Promise<void>((resolve) => buffer.flush(() => resolve()))
     buffer.close()
     t.equal(readFileSync(file, 'utf8'), lines.join(''), `${name}: the file holds exactly the lines written`)
+    t.ok(inPlace > 1000 && refused > 0, `${name}: lines written in place (${inPlace}), longer ones refused there (${refused})`)
   }
 })
 
