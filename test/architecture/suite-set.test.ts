@@ -114,8 +114,11 @@ t.pass(JSON.stringify({ nodeOptions: process.env.NODE_OPTIONS ?? '', execArgv: p
   t.equal(seen.compileCache, runner.COMPILE_CACHE, "Node's compile cache, shared by the test processes")
 })
 
-t.test('.ci/run runs its subsets and the whole suite through the runner', async (t) => {
+t.test('.ci/run runs the whole suite on each Node version, through the runner', async (t) => {
   const ci = readFileSync(path.join(ROOT, '.ci/run'), 'utf8')
   t.match(ci, /node test\/run-suite\.mjs "\$@"/)
+  // Each version's line hands `run` its label and node only: no list of files after them.
+  const bin = String.raw`("\$bin"|"\$\(dirname "\$\(command -v node\)"\)")`
+  for (const major of ['20', '22', '24']) t.match(ci, new RegExp(String.raw`^    ${major}\) .*run "the whole suite" ${bin}(;| ;;)`, 'm'), `Node ${major}: the whole suite`)
   t.notMatch(ci, /tap\/dist\/esm\/run\.mjs/, 'not tap alone, which would start the slowest files last')
 })
