@@ -122,3 +122,28 @@ t.test('.ci/run runs the whole suite on each Node version, through the runner', 
   for (const major of ['20', '22', '24']) t.match(ci, new RegExp(String.raw`^    ${major}\) .*run "the whole suite" ${bin}(;| ;;)`, 'm'), `Node ${major}: the whole suite`)
   t.notMatch(ci, /tap\/dist\/esm\/run\.mjs/, 'not tap alone, which would start the slowest files last')
 })
+
+t.test(".ci/run ends with each failed file's failed subtests, their diagnostics and its comments", async (t) => {
+  // CI views keep a long run's tail only: the Node 20 run's one failure of 2026-12-02 showed just its file name.
+  const log = [
+    'ok 19 - test/a.test.ts # time=1ms',
+    '    # Subtest: two workers',
+    '        # 1603 calls in 11.0 s',
+    '        ok 1 - no call hung',
+    '        not ok 2 - 0 of 20 sessions lost',
+    '          ---',
+    '          found:',
+    '            - "s1: 503"',
+    '          ...',
+    '    not ok 1 - two workers # time=30000ms',
+    'not ok 20 - test/resilience/chaos-workers.test.ts # time=31050.664ms',
+    '    ok 1 - quiet',
+    'ok 21 - test/z.test.ts # time=2ms',
+  ].join('\n')
+  const printed = execFileSync('awk', ['-v', 'label=Node v20.20.2: ', '-f', path.join(ROOT, '.ci/failure-detail.awk')], { input: log, encoding: 'utf8' })
+  t.equal(printed.split('\n')[0], 'Node v20.20.2: not ok 20 - test/resilience/chaos-workers.test.ts # time=31050.664ms')
+  t.match(printed, /# 1603 calls in 11\.0 s/, "the file's comments")
+  t.match(printed, /not ok 2 - 0 of 20 sessions lost\n\s+---\n\s+found:\n\s+- "s1: 503"\n\s+\.\.\./, 'the failed subtest with its diagnostics')
+  t.notMatch(printed, /ok 1 - no call hung|quiet|z\.test/, 'nothing that passed')
+  t.match(readFileSync(path.join(ROOT, '.ci/run'), 'utf8'), /awk -v label="Node \$version: " -f \.ci\/failure-detail\.awk "\$log"/)
+})
