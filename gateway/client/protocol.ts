@@ -18,6 +18,8 @@ import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError }
 import type { Transport } from './transport.ts'
 import type { AbortLike } from '../wire/abort-like.ts'
 import { DeadlineTimer } from './deadline-timer.ts'
+import { keepResultText } from '../wire/message-text.ts'
+import { SoloMap } from '../wire/solo-map.ts'
 
 /**
  * Per-request options: `timeoutMs` (the client's default otherwise; 0: none), `onProgress` (called on each
@@ -31,6 +33,12 @@ export type RequestOptions = ClientRequestOptions & {
    * stream (a request or notification on its SSE stream), so a proxy knows which request it belongs to.
    */
   context?: unknown
+  /**
+   * True: a result the transport read with its text (client/result-text.ts) keeps that text
+   * (wire/message-text.ts), so an answer made of it carries the upstream's bytes rather than a new
+   * serialisation. Only for a caller that passes the result on unchanged: the text is not made again.
+   */
+  resultAsSent?: boolean
 }
 
 /** What a handler of a server→client request receives besides its params. */
@@ -61,7 +69,8 @@ export class Protocol {
   readonly #timeoutMs: number
   #nextId = 0
   #closed = false
-  readonly #pending = new Map<RequestId, Pending>()
+  /** A SoloMap: with one request in flight, its entry comes and goes on every call. */
+  readonly #pending = new SoloMap<RequestId, Pending>()
   readonly #incoming = new Map<RequestId, AbortController>()
   readonly #requestHandlers = new Map<string, RequestHandler>()
   readonly #notificationHandlers = new Map<string, NotificationHandler>()
@@ -73,7 +82,7 @@ export class Protocol {
   constructor(transport: Transport, defaultTimeoutMs: number) {
     this.transport = transport
     this.#timeoutMs = defaultTimeoutMs
-    transport.onmessage = (message, relatedId) => this.#receive(message, relatedId)
+    transport.onmessage = (message, relatedId, resultText) => this.#receive(message, relatedId, resultText)
     transport.onerror = (error) => this.#transportError(error)
     transport.onclose = () => this.#transportClosed()
   }
@@ -149,7 +158,7 @@ export class Protocol {
     }
   }
 
-  #receive(raw: JsonRpcMessage, relatedId?: RequestId): void {
+  #receive(raw: JsonRpcMessage, relatedId?: RequestId, resultText?: string): void {
     let incoming
     try {
       incoming = classify(raw)
@@ -169,7 +178,7 @@ export class Protocol {
         const pending = this.#pending.get(id)
         if (pending === undefined) return // answered after a timeout or a cancellation
         if ('error' in message) pending.finish(new RpcError(message.error.code, message.error.message, message.error.data))
-        else if (typeof message.result === 'object' && message.result !== null) pending.finish(undefined, message.result)
+        else if (typeof message.result === 'object' && message.result !== null) pending.finish(undefined, message.result, resultText)
         else pending.finish(new ProtocolError('The server answered with a result that is not an object', { requestId: id }))
         return
       }
@@ -307,6 +316,7 @@ class Pending {
   /** When the request times out (performance.now()); Infinity: never. The protocol's one timer watches it. */
   readonly deadline: number
   readonly #timeoutMs: number
+  readonly #resultAsSent: boolean
   #onAbort: (() => void) | undefined
 
   constructor(protocol: Protocol, id: RequestId, method: string, timeoutMs: number, options: RequestOptions, resolve: (result: JsonObject) => void, reject: (error: Error) => void) {
@@ -320,6 +330,7 @@ class Pending {
     this.#signal = options.signal
     // 0 means no timeout, as in lua-resty-mcp.
     this.#timeoutMs = timeoutMs
+    this.#resultAsSent = options.resultAsSent === true
     this.deadline = timeoutMs === 0 ? Infinity : performance.now() + timeoutMs
     const signal = options.signal
     if (signal !== undefined) {
@@ -328,9 +339,10 @@ class Pending {
     }
   }
 
-  finish(error: Error | undefined, result?: JsonObject): void {
+  finish(error: Error | undefined, result?: JsonObject, resultText?: string): void {
     if (!this.#protocol.forget(this.#id)) return
     this.#letGo()
+    if (resultText !== undefined && this.#resultAsSent) keepResultText(result!, resultText)
     if (error === undefined) this.#resolve(result!)
     else this.#reject(error)
   }

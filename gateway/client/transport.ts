@@ -26,8 +26,10 @@ export interface Transport {
   /**
    * Every message the server sends, in the order the wire delivered it. `relatedId` names the client
    * request whose own stream carried it (an SSE stream answering a POST), when the transport knows.
+   * `resultText`: a response's result exactly as the wire carried it, when the transport read it so
+   * (client/result-text.ts); a proxy may answer its own client with it.
    */
-  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId, resultText?: string) => void
 
   /** Called once when the connection is gone, whether `close()` or the other side ended it. */
   onclose?: () => void
@@ -57,7 +59,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 /** The callbacks of `Transport`, declared once for the transports that extend it. */
 export abstract class TransportCallbacks implements Pick<Transport, 'onmessage' | 'onclose' | 'onerror'> {
-  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId, resultText?: string) => void
   onclose?: () => void
   onerror?: (error: Error) => void
 }

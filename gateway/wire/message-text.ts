@@ -5,7 +5,9 @@
  *
  *   {"jsonrpc":"2.0","id":<the request's id>,"result":<the kept text>}
  *
- * which is exactly what JSON.stringify makes of the message. Every other message is JSON.stringify'd.
+ * which is exactly what JSON.stringify makes of the message. A proxied result passed on unchanged keeps
+ * the upstream's text of it the same way (keepResultText): the same value, in the upstream's spelling.
+ * Every other message is JSON.stringify'd.
  */
 import type { JsonRpcMessage } from './jsonrpc.ts'
 
@@ -22,6 +24,15 @@ export function shareResult(result: object): string {
   const text = JSON.stringify(result)
   TEXTS.set(result, text)
   return text
+}
+
+/**
+ * Keeps `text` as `result`'s JSON, without freezing it: a proxy's upstream result that it passes on as
+ * it came (client/result-text.ts made sure `text` is exactly one JSON object, the one `result` was
+ * parsed from). The caller promises nothing changes `result` before it is answered.
+ */
+export function keepResultText(result: object, text: string): void {
+  TEXTS.set(result, text)
 }
 
 /** JSON.stringify(message), with a shared result's kept text spliced in rather than serialised again. */
