@@ -18,7 +18,6 @@ import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError }
 import type { Transport } from './transport.ts'
 import type { AbortLike } from '../wire/abort-like.ts'
 import { DeadlineTimer } from './deadline-timer.ts'
-import { keepResultText } from '../wire/message-text.ts'
 import { SoloMap } from '../wire/solo-map.ts'
 
 /**
@@ -34,9 +33,10 @@ export type RequestOptions = ClientRequestOptions & {
    */
   context?: unknown
   /**
-   * True: a result the transport read with its text (client/result-text.ts) keeps that text
-   * (wire/message-text.ts), so an answer made of it carries the upstream's bytes rather than a new
-   * serialisation. Only for a caller that passes the result on unchanged: the text is not made again.
+   * True: the result may come back as a VerbatimResult (wire/message-text.ts): its text checked as
+   * one JSON object but not parsed (client/result-text.ts), with no members to read, so that an
+   * answer made of it carries the server's bytes. Only for a caller that passes the result on unread;
+   * a result whose `isError` is true, or any answer the check does not read, comes parsed as usual.
    */
   resultAsSent?: boolean
 }
@@ -82,7 +82,7 @@ export class Protocol {
   constructor(transport: Transport, defaultTimeoutMs: number) {
     this.transport = transport
     this.#timeoutMs = defaultTimeoutMs
-    transport.onmessage = (message, relatedId, resultText) => this.#receive(message, relatedId, resultText)
+    transport.onmessage = (message, relatedId) => this.#receive(message, relatedId)
     transport.onerror = (error) => this.#transportError(error)
     transport.onclose = () => this.#transportClosed()
   }
@@ -105,7 +105,7 @@ export class Protocol {
       const pending = new Pending(this, id, method, timeoutMs, options, resolve, reject)
       this.#pending.set(id, pending)
       this.#deadlines.schedule(pending.deadline)
-      this.transport.send(message).catch((error: unknown) => pending.finish(asTransportError(error, id)))
+      this.transport.send(message, options.resultAsSent).catch((error: unknown) => pending.finish(asTransportError(error, id)))
     })
   }
 
@@ -158,7 +158,7 @@ export class Protocol {
     }
   }
 
-  #receive(raw: JsonRpcMessage, relatedId?: RequestId, resultText?: string): void {
+  #receive(raw: JsonRpcMessage, relatedId?: RequestId): void {
     let incoming
     try {
       incoming = classify(raw)
@@ -178,7 +178,7 @@ export class Protocol {
         const pending = this.#pending.get(id)
         if (pending === undefined) return // answered after a timeout or a cancellation
         if ('error' in message) pending.finish(new RpcError(message.error.code, message.error.message, message.error.data))
-        else if (typeof message.result === 'object' && message.result !== null) pending.finish(undefined, message.result, resultText)
+        else if (typeof message.result === 'object' && message.result !== null) pending.finish(undefined, message.result)
         else pending.finish(new ProtocolError('The server answered with a result that is not an object', { requestId: id }))
         return
       }
@@ -316,7 +316,6 @@ class Pending {
   /** When the request times out (performance.now()); Infinity: never. The protocol's one timer watches it. */
   readonly deadline: number
   readonly #timeoutMs: number
-  readonly #resultAsSent: boolean
   #onAbort: (() => void) | undefined
 
   constructor(protocol: Protocol, id: RequestId, method: string, timeoutMs: number, options: RequestOptions, resolve: (result: JsonObject) => void, reject: (error: Error) => void) {
@@ -330,7 +329,6 @@ class Pending {
     this.#signal = options.signal
     // 0 means no timeout, as in lua-resty-mcp.
     this.#timeoutMs = timeoutMs
-    this.#resultAsSent = options.resultAsSent === true
     this.deadline = timeoutMs === 0 ? Infinity : performance.now() + timeoutMs
     const signal = options.signal
     if (signal !== undefined) {
@@ -339,10 +337,9 @@ class Pending {
     }
   }
 
-  finish(error: Error | undefined, result?: JsonObject, resultText?: string): void {
+  finish(error: Error | undefined, result?: JsonObject): void {
     if (!this.#protocol.forget(this.#id)) return
     this.#letGo()
-    if (resultText !== undefined && this.#resultAsSent) keepResultText(result!, resultText)
     if (error === undefined) this.#resolve(result!)
     else this.#reject(error)
   }

@@ -23,7 +23,7 @@ import { fetchExchange, nodeExchange } from './http-exchange.ts'
 import { messageOf, readSse } from './sse-parser.ts'
 import { DEFAULT_MAX_MESSAGE_BYTES, TransportCallbacks, type Transport } from './transport.ts'
 import { ok, statusError } from './http-status.ts'
-import { answerWithText } from './result-text.ts'
+import { answerAsSent } from './result-text.ts'
 import { SoloMap } from '../wire/solo-map.ts'
 import type { StreamableHttpOptions } from './streamable-http-options.ts'
 
@@ -96,10 +96,10 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     if (this.#options.standaloneStream !== false) await this.#openStandalone()
   }
 
-  send(message: JsonRpcMessage): Promise<void> {
+  send(message: JsonRpcMessage, resultAsSent = false): Promise<void> {
     if (this.#closed) return Promise.reject(new TransportError('The transport is closed'))
     // A request's POST is all there is to sending it: no async frame around it on every call.
-    if ('method' in message && 'id' in message) return this.#post(message)
+    if ('method' in message && 'id' in message) return this.#post(message, resultAsSent)
     return this.#sendOther(message)
   }
 
@@ -111,8 +111,11 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     if (message.method === 'notifications/initialized' && this.#options.standaloneStream !== false) await this.#openStandalone()
   }
 
-  /** POSTs one message and delivers what answers it: nothing (202), a JSON body, or an SSE stream followed in the background. */
-  async #post(message: JsonRpcMessage): Promise<void> {
+  /**
+   * POSTs one message and delivers what answers it: nothing (202), a JSON body, or an SSE stream
+   * followed in the background. `resultAsSent`: a JSON answer's result may be delivered unparsed (send).
+   */
+  async #post(message: JsonRpcMessage, resultAsSent = false): Promise<void> {
     const requestId = 'method' in message && 'id' in message ? message.id : undefined
     // A LightAbort, not an AbortController: made for every request, and almost never fired.
     const controller = this.#track(new LightAbort(), requestId)
@@ -152,7 +155,7 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
         void this.#follow(response, { requestId, signal: controller }).finally(() => this.#untrack(controller, requestId))
       } else if (type.includes('application/json')) {
         // A body that came with its head is read without a promise (HttpAnswer.textNow).
-        this.#deliverJson(this.#textNow(response, requestId) ?? (await this.#boundedText(response, requestId)), requestId)
+        this.#deliverJson(this.#textNow(response, requestId) ?? (await this.#boundedText(response, requestId)), requestId, resultAsSent)
       } else {
         await response.cancel()
         throw new TransportError(`POST answered ${response.status} with an unexpected content type "${type}"`, { requestId, status: response.status })
@@ -242,10 +245,10 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     this.#postHeaders = undefined
   }
 
-  #deliverJson(text: string, requestId: RequestId | undefined): void {
-    // The usual answer, its result's text kept for a proxy that passes it on (result-text.ts).
-    const answer = requestId === undefined ? undefined : answerWithText(text, requestId)
-    if (answer !== undefined) return this.onmessage?.(answer.message, requestId, answer.resultText)
+  #deliverJson(text: string, requestId: RequestId | undefined, resultAsSent: boolean): void {
+    // The usual answer to a caller that passes its result on unread: checked, not parsed (result-text.ts).
+    const passed = resultAsSent && requestId !== undefined ? answerAsSent(text, requestId) : undefined
+    if (passed !== undefined) return this.onmessage?.(passed, requestId)
     let body: unknown
     try {
       body = JSON.parse(text)

@@ -16,9 +16,11 @@ export interface Transport {
 
   /**
    * Hands one message to the wire. Rejects (TransportError, TimeoutError) when it could not be
-   * delivered; for a request, that rejection ends the request.
+   * delivered; for a request, that rejection ends the request. `resultAsSent` (a request's): its
+   * result may come back unparsed, as a VerbatimResult (RequestOptions.resultAsSent); a transport
+   * that cannot tell ignores it.
    */
-  send(message: JsonRpcMessage): Promise<void>
+  send(message: JsonRpcMessage, resultAsSent?: boolean): Promise<void>
 
   /** Closes the connection and ends the session where the transport has one (HTTP DELETE); idempotent. */
   close(): Promise<void>
@@ -26,10 +28,8 @@ export interface Transport {
   /**
    * Every message the server sends, in the order the wire delivered it. `relatedId` names the client
    * request whose own stream carried it (an SSE stream answering a POST), when the transport knows.
-   * `resultText`: a response's result exactly as the wire carried it, when the transport read it so
-   * (client/result-text.ts); a proxy may answer its own client with it.
    */
-  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId, resultText?: string) => void
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
 
   /** Called once when the connection is gone, whether `close()` or the other side ended it. */
   onclose?: () => void
@@ -59,7 +59,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 /** The callbacks of `Transport`, declared once for the transports that extend it. */
 export abstract class TransportCallbacks implements Pick<Transport, 'onmessage' | 'onclose' | 'onerror'> {
-  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId, resultText?: string) => void
+  onmessage?: (message: JsonRpcMessage, relatedId?: RequestId) => void
   onclose?: () => void
   onerror?: (error: Error) => void
 }

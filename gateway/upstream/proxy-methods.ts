@@ -287,8 +287,8 @@ function callTarget(proxy: ProxyRoute, record: SessionRecord, target: Target, pa
   if (params.task !== undefined && proxy.endpoint.tasks !== undefined) {
     return runAsGatewayTask(proxy.endpoint.tasks, String(params.name), params, record, ctx, (sent, taskCtx) => forwardCall(proxy, record, target, sent, taskCtx))
   }
-  // Neither cached nor a task's: the result goes straight to the client, as the upstream wrote it when the route allows.
-  return forwardCall(proxy, record, target, params, ctx, proxy.resultsAsSent)
+  // Neither cached nor a task's: a session's result goes straight to the client, as the upstream wrote it when the route allows.
+  return forwardCall(proxy, record, target, params, ctx, record.id !== '' && proxy.resultsAsSent)
 }
 
 /** `asSent`: the result goes to the client unchanged (ProxyRoute.resultsAsSent), so its upstream text is kept for the answer. */

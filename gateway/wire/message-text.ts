@@ -5,9 +5,9 @@
  *
  *   {"jsonrpc":"2.0","id":<the request's id>,"result":<the kept text>}
  *
- * which is exactly what JSON.stringify makes of the message. A proxied result passed on unchanged keeps
- * the upstream's text of it the same way (keepResultText): the same value, in the upstream's spelling.
- * Every other message is JSON.stringify'd.
+ * which is exactly what JSON.stringify makes of the message. A proxied result passed on unread (a
+ * VerbatimResult) is spliced in the same way: the upstream's text, the client's id. Every other
+ * message is JSON.stringify'd.
  */
 import type { JsonRpcMessage } from './jsonrpc.ts'
 
@@ -27,19 +27,33 @@ export function shareResult(result: object): string {
 }
 
 /**
- * Keeps `text` as `result`'s JSON, without freezing it: a proxy's upstream result that it passes on as
- * it came (client/result-text.ts made sure `text` is exactly one JSON object, the one `result` was
- * parsed from). The caller promises nothing changes `result` before it is answered.
+ * A result passed on as the text it came in, unparsed: a proxy's upstream result that it does not
+ * read (client/result-text.ts checked that `text` is exactly one JSON object). An answer made of it
+ * splices the text in; anything that serialises it otherwise gets the value it holds (toJSON). It has
+ * no members to read, and it is frozen: only a caller that passes the result on unread takes one.
  */
-export function keepResultText(result: object, text: string): void {
-  TEXTS.set(result, text)
+export class VerbatimResult {
+  readonly #text: string
+
+  constructor(text: string) {
+    this.#text = text
+    Object.freeze(this)
+  }
+
+  get text(): string {
+    return this.#text
+  }
+
+  toJSON(): unknown {
+    return JSON.parse(this.#text)
+  }
 }
 
 /** JSON.stringify(message), with a shared result's kept text spliced in rather than serialised again. */
 export function messageText(message: JsonRpcMessage): string {
   const result = (message as { result?: unknown }).result
   if (typeof result === 'object' && result !== null) {
-    const text = TEXTS.get(result)
+    const text = result instanceof VerbatimResult ? result.text : TEXTS.get(result)
     // Only the three members resultMessage makes; anything else is serialised in full.
     if (text !== undefined && keyCount(message) === 3 && message.jsonrpc === '2.0' && 'id' in message) {
       return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${text}}`

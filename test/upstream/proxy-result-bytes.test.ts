@@ -31,11 +31,13 @@ function answerText(name: string, id: number): string {
     case 'line-breaks': return `{"jsonrpc":"2.0","id":${id},"result":{\n"content":[{"type":"text","text":"lines"}]\r\n}}`
     case 'malformed': return `{"jsonrpc":"2.0","id":${id},"result":{"content":[}`
     case 'secret': return `{"jsonrpc":"2.0","id":${id},"result":${SECRET}}`
+    // The proxy reads a failed call's result (an SDK's "unknown tool"): parsed, so serialised again.
+    case 'failed': return `{"jsonrpc":"2.0","id":${id},"result":{ "content" : [ ], "isError" : true }}`
     default: return `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"fine"}]}}`
   }
 }
 
-const TOOLS = ['inner-id', 'sdk-order', 'spaced', 'second-id', 'line-breaks', 'malformed', 'secret']
+const TOOLS = ['inner-id', 'sdk-order', 'spaced', 'second-id', 'line-breaks', 'malformed', 'secret', 'failed']
 
 async function rawUpstream(t: Test): Promise<string> {
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -86,11 +88,12 @@ function post(url: string, body: string, headers: Record<string, string>): Promi
   })
 }
 
-async function session(gateway: Started): Promise<string> {
-  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bytes', version: '1' } } }
-  const answer = await post(gateway.url, JSON.stringify(initialize), {})
+async function session(gateway: Started, protocolVersion = '2025-11-25'): Promise<string> {
+  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'bytes', version: '1' } } }
+  const version = { 'mcp-protocol-version': protocolVersion }
+  const answer = await post(gateway.url, JSON.stringify(initialize), version)
   if (answer.session === undefined) throw new Error(`initialize answered ${answer.status}: ${answer.body}`)
-  await post(gateway.url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', { 'mcp-session-id': answer.session })
+  await post(gateway.url, '{"jsonrpc":"2.0","method":"notifications/initialized"}', { ...version, 'mcp-session-id': answer.session })
   return answer.session
 }
 
@@ -126,6 +129,8 @@ t.test('an answer that is not exactly one result object is read whole: the clien
   t.equal(malformed.id, 9, 'a malformed answer: the client\'s id')
   t.equal(malformed.result.isError, true, 'a malformed answer: an isError result')
   t.match(malformed.result.content[0].text, /upstream server "raw" is unavailable/)
+  const failed = await post(gateway.url, call(11, 'failed'), { 'mcp-session-id': id })
+  t.equal(failed.body, '{"jsonrpc":"2.0","id":11,"result":{"content":[],"isError":true}}', 'an isError result is read (parsed), so serialised again')
   const after = await post(gateway.url, call(10, 'fine'), { 'mcp-session-id': id })
   t.equal(after.body, '{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"fine"}]}}', 'the next call is answered as usual')
 })
@@ -142,4 +147,16 @@ t.test('a route whose filter phase sees results never passes the upstream\'s byt
   const open = await proxy(t, upstream, {})
   const openId = await session(open)
   t.match((await post(open.url, call(3, 'secret'), { 'mcp-session-id': openId })).body, /AKIAABCDEFGHIJKLMNOP/, 'without a filter the result passes as it is')
+})
+
+t.test('a batch (a 2025-03-26 session) carries each proxied result as the upstream wrote it', async (t) => {
+  const upstream = await rawUpstream(t)
+  const gateway = await proxy(t, upstream, {})
+  const id = await session(gateway, '2025-03-26')
+  const batch = await post(gateway.url, `[${call(1, 'spaced')},${call(2, 'inner-id')},${call(3, 'second-id')}]`, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-03-26' })
+  t.equal(batch.status, 200)
+  t.match(batch.body, `{"jsonrpc":"2.0","id":1,"result":${SPACED}}`, 'the first result as spelt upstream')
+  t.match(batch.body, `{"jsonrpc":"2.0","id":2,"result":${INNER_ID}}`, 'the second, its own "id" members untouched')
+  t.match(batch.body, '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"two ids"}]}}', 'the third read whole, serialised again')
+  t.same(JSON.parse(batch.body).map((answer: { id: number }) => answer.id).sort(), [1, 2, 3], 'one answer per request, each with its own id')
 })
