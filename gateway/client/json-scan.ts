@@ -10,13 +10,13 @@
  * Sound, not complete: whatever it accepts, JSON.parse accepts and reads as one object (not an
  * array). It refuses some valid text it has no need to pass on as it is, and the caller then parses
  * the text the usual way: a control character between tokens (a line break or a tab: an SSE `data:`
- * line holds no line break), a backslash in a key of the object itself (its `isError` must be read
- * as JSON.parse would).
+ * line holds no line break), a key with an escape, a key repeated in its object (see memberValue),
+ * an object of more than 32 keys.
  */
 
 /** Not one object, or one this scan does not read: parse it the usual way. */
 export const NOT_PLAIN = 0
-/** One object, whose own `isError` member (the last one, when repeated) is not `true`. */
+/** One object, whose own `isError` member is not `true`. */
 export const PLAIN = 1
 /** One object whose own `isError` member is `true` (the caller reads such a result, so it parses it). */
 export const IS_ERROR = 2
@@ -45,8 +45,13 @@ let escaped = false
  * over the text (V8's compiled matcher), so strings are then skipped quote to quote with indexOf.
  */
 const CONTROL = /[\u0000-\u001f]/g
-/** The containers open while scanning, innermost last (OPEN_OBJECT or OPEN_ARRAY): one array for every scan (each runs to its end synchronously). */
+/**
+ * The scan's state lives in the module: each scan runs to its end synchronously, and arrays kept from
+ * one scan to the next are written by index, never shortened (setting an array's length is a call into
+ * V8's runtime). `open`: the containers open, innermost last (OPEN_OBJECT or OPEN_ARRAY), `depth` of them.
+ */
 const open: number[] = []
+let depth = 0
 /** Where the next backslash at or after the scan's position is (the text's length: none); scanObject starts it at 0. */
 let backslashAt = 0
 
@@ -126,6 +131,25 @@ function numberEnd(text: string, i: number, end: number): number {
   return i
 }
 
+/**
+ * The keys read so far of each object open, as start and end positions in the text (pairs): a flat
+ * list of `keyCount` entries, each object's keys from its entry in `firstKey` on (an object's are
+ * dropped when it closes).
+ */
+const keys: number[] = []
+let keyCount = 0
+const firstKey: number[] = []
+/** The objects open: firstKey's entries in use. */
+let objects = 0
+/** More keys than this in one object are not compared pairwise: the scan refuses the text instead. */
+const MAX_KEYS = 32
+
+/** True when `text` holds the same characters at `a` and `b`, `length` of them. */
+function sameText(text: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (text.charCodeAt(a + k) !== text.charCodeAt(b + k)) return false
+  return true
+}
+
 /** Index after `word` when the text holds it at `i` before `end`; -1 otherwise. */
 function wordEnd(text: string, i: number, end: number, word: string): number {
   return i + word.length <= end && text.startsWith(word, i) ? i + word.length : -1
@@ -141,7 +165,9 @@ export function scanObject(text: string, start: number, end: number): number {
   CONTROL.lastIndex = start
   const control = CONTROL.exec(text)
   if (control !== null && control.index < end) return NOT_PLAIN
-  open.length = 0
+  depth = 0
+  keyCount = 0
+  objects = 0
   backslashAt = 0
   let isError = false
   /** The value that starts at i is the object's own `isError`. */
@@ -159,9 +185,10 @@ export function scanObject(text: string, start: number, end: number): number {
       if (i < end && text.charCodeAt(i) === c + CLOSING) {
         i++
       } else {
-        open.push(c)
+        open[depth++] = c
         if (c === OPEN_OBJECT) {
-          i = memberValue(text, i, end, open.length === 1)
+          firstKey[objects++] = keyCount
+          i = memberValue(text, i, end, depth === 1)
           if (i < 0) return NOT_PLAIN
           isErrorValue = isErrorMember
         }
@@ -182,7 +209,6 @@ export function scanObject(text: string, start: number, end: number): number {
     // After a value: containers close, or a comma leads to the next value.
     for (;;) {
       i = blanks(text, i, end)
-      const depth = open.length
       if (depth === 0) return i === end ? (isError ? IS_ERROR : PLAIN) : NOT_PLAIN
       if (i >= end) return NOT_PLAIN
       const next = text.charCodeAt(i)
@@ -197,7 +223,8 @@ export function scanObject(text: string, start: number, end: number): number {
         break
       }
       if (next !== container + CLOSING) return NOT_PLAIN
-      open.pop()
+      depth--
+      if (container === OPEN_OBJECT) keyCount = firstKey[--objects]!
       i++
     }
   }
@@ -208,16 +235,24 @@ let isErrorMember = false
 
 /**
  * Reads an object member's `"key" :` at `i`; the index where its value starts, -1 when there is no
- * such key. `own`: a member of the scanned object itself, whose keys are compared (an escape in one
- * is refused: -1).
+ * such key, or when the key is one this scan does not pass on: one with an escape (two spellings of
+ * one key would compare unequal), or one the object already has. Parsers differ on a repeated key
+ * (JSON.parse keeps the last, others the first or refuse the text), so a text the gateway passes on
+ * has none: whoever reads it reads what the gateway read. `own`: a member of the scanned object itself.
  */
 function memberValue(text: string, i: number, end: number, own: boolean): number {
   isErrorMember = false
   if (i >= end || text.charCodeAt(i) !== QUOTE) return -1
   const keyStart = i
   i = stringEnd(text, i, end)
-  if (i < 0 || (own && escaped)) return -1
-  if (own && i - keyStart === IS_ERROR_KEY.length && text.startsWith(IS_ERROR_KEY, keyStart)) isErrorMember = true
+  if (i < 0 || escaped) return -1
+  const length = i - keyStart
+  const from = firstKey[objects - 1]!
+  if (keyCount - from >= MAX_KEYS * 2) return -1
+  for (let k = from; k < keyCount; k += 2) if (keys[k + 1]! - keys[k]! === length && sameText(text, keys[k]!, keyStart, length)) return -1
+  keys[keyCount++] = keyStart
+  keys[keyCount++] = i
+  if (own && length === IS_ERROR_KEY.length && text.startsWith(IS_ERROR_KEY, keyStart)) isErrorMember = true
   i = blanks(text, i, end)
   if (i >= end || text.charCodeAt(i) !== COLON) return -1
   return blanks(text, i + 1, end)

@@ -1,7 +1,8 @@
 /**
  * The scan a proxy trusts to pass an upstream's result on unparsed (client/json-scan.ts) accepts only
  * what JSON.parse reads as one object, and reads that object's `isError` as JSON.parse does; it
- * accepts every object JSON.stringify writes whose text has no escape.
+ * accepts every object JSON.stringify writes whose text has no escape (no key repeats in such
+ * text), and refuses a key repeated in its object.
  */
 import fc from 'fast-check'
 import t from 'tap'
@@ -52,7 +53,13 @@ t.test('the cases that matter, by hand', async (t) => {
   const cases: [string, number][] = [
     ['{"content":[{"type":"text","text":"echo: p5"}]}', PLAIN],
     ['{"content":[],"isError":true}', IS_ERROR],
-    ['{"isError":true,"isError":false}', PLAIN],
+    ['{"isError":true,"isError":false}', NOT_PLAIN],
+    ['{"a":{"b":1,"b":2}}', NOT_PLAIN],
+    ['{"a":{"b":1},"c":{"b":2},"d":[{"b":1},{"b":2}]}', PLAIN],
+    ['{"a":{"b":{"c":1},"c":2},"b":3}', PLAIN],
+    ['{"a":"\\u0041","\\u0061":1}', NOT_PLAIN],
+    [`{${Array.from({ length: 32 }, (_, k) => `"k${k}":${k}`).join(',')}}`, PLAIN],
+    [`{${Array.from({ length: 33 }, (_, k) => `"k${k}":${k}`).join(',')}}`, NOT_PLAIN],
     ['{"isError":"true"}', PLAIN],
     ['{"nested":{"isError":true}}', PLAIN],
     [' {"a":1} ', PLAIN],

@@ -32,12 +32,14 @@ function answerText(name: string, id: number): string {
     case 'malformed': return `{"jsonrpc":"2.0","id":${id},"result":{"content":[}`
     case 'secret': return `{"jsonrpc":"2.0","id":${id},"result":${SECRET}}`
     // The proxy reads a failed call's result (an SDK's "unknown tool"): parsed, so serialised again.
+    // Parsers differ on a repeated key (JSON.parse keeps the last): the text is read and written again.
+    case 'repeated': return `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"first","text":"last"}]}}`
     case 'failed': return `{"jsonrpc":"2.0","id":${id},"result":{ "content" : [ ], "isError" : true }}`
     default: return `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"fine"}]}}`
   }
 }
 
-const TOOLS = ['inner-id', 'sdk-order', 'spaced', 'second-id', 'line-breaks', 'malformed', 'secret', 'failed']
+const TOOLS = ['inner-id', 'sdk-order', 'spaced', 'second-id', 'line-breaks', 'malformed', 'secret', 'failed', 'repeated']
 
 async function rawUpstream(t: Test): Promise<string> {
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -131,6 +133,8 @@ t.test('an answer that is not exactly one result object is read whole: the clien
   t.match(malformed.result.content[0].text, /upstream server "raw" is unavailable/)
   const failed = await post(gateway.url, call(11, 'failed'), { 'mcp-session-id': id })
   t.equal(failed.body, '{"jsonrpc":"2.0","id":11,"result":{"content":[],"isError":true}}', 'an isError result is read (parsed), so serialised again')
+  const repeated = await post(gateway.url, call(12, 'repeated'), { 'mcp-session-id': id })
+  t.equal(repeated.body, '{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"last"}]}}', 'a repeated key: the value the gateway read, serialised again')
   const after = await post(gateway.url, call(10, 'fine'), { 'mcp-session-id': id })
   t.equal(after.body, '{"jsonrpc":"2.0","id":10,"result":{"content":[{"type":"text","text":"fine"}]}}', 'the next call is answered as usual')
 })
