@@ -1,8 +1,8 @@
 /**
  * An upstream's JSON answer read for a proxy that passes its result on unread: the result's text is
  * checked (json-scan.ts), not parsed, and goes to the proxy's client as it came, behind that client's
- * own id (wire/message-text.ts splices it). Parsing it only to serialise it again was two thirds of
- * the hop's JSON work.
+ * own id (wire/message-text.ts splices it). Parsing it only to serialise it again was ~40 % of the
+ * hop's JSON work.
  *
  *   {"jsonrpc":"2.0","id":<the id sent>,"result":R}     (how mcp-edge, and JSON.stringify of resultMessage, write it)
  *   {"result":R,"jsonrpc":"2.0","id":<the id sent>}     (how the official SDKs write it)
