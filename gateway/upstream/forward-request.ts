@@ -39,7 +39,7 @@ export interface ForwardExtra {
   paramHeaders?: Record<string, string> | undefined
   /** Whom the request is for when it has no request context (an aggregated list, a forwarded setLevel). */
   who?: Caller | undefined
-  /** The result goes to the client unchanged: its upstream text is kept for the answer (RequestOptions.resultAsSent). */
+  /** The result goes to the client unread: it may come back unparsed, a VerbatimResult (RequestOptions.resultAsSent). */
   resultAsSent?: boolean
 }
 
@@ -58,7 +58,7 @@ export async function statelessRequest(stateless: Pick<StatelessUpstream, 'reque
 
 /**
  * The client's options for `ctx`'s request: its timeout, cancellation, progress, the context the
- * upstream's own requests are asked in, and whether its result's text is kept (ForwardExtra.resultAsSent).
+ * upstream's own requests are asked in, and whether its result may come back unparsed (ForwardExtra.resultAsSent).
  */
 export function requestOptions(ctx: RequestContext | undefined, timeoutMs: number, resultAsSent = false): RequestOptions {
   const options: RequestOptions = { timeoutMs, resultAsSent }

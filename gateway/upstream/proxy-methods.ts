@@ -291,7 +291,7 @@ function callTarget(proxy: ProxyRoute, record: SessionRecord, target: Target, pa
   return forwardCall(proxy, record, target, params, ctx, record.id !== '' && proxy.resultsAsSent)
 }
 
-/** `asSent`: the result goes to the client unchanged (ProxyRoute.resultsAsSent), so its upstream text is kept for the answer. */
+/** `asSent`: the result goes to the client unread (ProxyRoute.resultsAsSent), so it may come back unparsed, in the upstream's text. */
 async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext, asSent = false): Promise<JsonObject> {
   if (proxy.isDown(target.upstream)) return unavailableResult(target.upstream, proxy.health.get(target.upstream)?.reason)
   // A name the upstream knows as it is (no prefix, no renaming) goes up in the params as they came.
