@@ -13,6 +13,11 @@ export interface HttpAnswer {
   chunks(): AsyncIterable<Uint8Array>
   /** The whole body as UTF-8; past `limit` bytes the connection is dropped and it rejects with BodyTooLargeError. */
   text(limit: number): Promise<string>
+  /**
+   * text(), without a promise, when the whole body has already arrived (a small answer comes in the
+   * same read as its head); undefined while more is to come. Throws what text() rejects with.
+   */
+  textNow?(limit: number): string | undefined
   /** Drops the rest of the body (a body already complete leaves the connection to be reused). */
   cancel(): Promise<void>
 }

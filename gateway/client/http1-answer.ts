@@ -55,20 +55,33 @@ export class Http1Answer implements HttpAnswer {
   }
 
   async text(limit: number): Promise<string> {
-    if (Number(this.#head.get('content-length') ?? NaN) > limit) {
-      this.fail(new BodyTooLargeError())
-      throw new BodyTooLargeError()
-    }
-    this.#limit = limit
-    if (this.#size > limit) {
+    this.#bound(limit)
+    while (!this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve))
+    this.#wake = undefined
+    return this.#whole()
+  }
+
+  textNow(limit: number): string | undefined {
+    if (!this.#ended) return undefined
+    this.#bound(limit)
+    return this.#whole()
+  }
+
+  /** Holds the body to `limit` bytes from now on; throws BodyTooLargeError (the rest dropped) when it is past it already. */
+  #bound(limit: number): void {
+    // An ended body's size is all there is; before the end, its Content-Length says what is coming.
+    if (this.#size > limit || (!this.#ended && Number(this.#head.get('content-length') ?? NaN) > limit)) {
       // What arrived before this call was not held to the limit; a body already complete has ended
       // without an error (fail() would change nothing), so the refusal is made here, whatever the timing.
       this.#chunks = []
       this.fail(new BodyTooLargeError())
       throw new BodyTooLargeError()
     }
-    while (!this.#ended) await new Promise<void>((resolve) => (this.#wake = resolve))
-    this.#wake = undefined
+    this.#limit = limit
+  }
+
+  /** The ended body as text; throws the error that ended it. */
+  #whole(): string {
     if (this.#error !== undefined) throw this.#error
     return this.#chunks.length === 1 ? this.#chunks[0]!.toString('utf8') : Buffer.concat(this.#chunks).toString('utf8')
   }

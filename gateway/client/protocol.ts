@@ -18,6 +18,7 @@ import { CancelledError, ProtocolError, RpcError, TimeoutError, TransportError }
 import type { Transport } from './transport.ts'
 import type { AbortLike } from '../wire/abort-like.ts'
 import { DeadlineTimer } from './deadline-timer.ts'
+import { SoloMap } from '../wire/solo-map.ts'
 
 /**
  * Per-request options: `timeoutMs` (the client's default otherwise; 0: none), `onProgress` (called on each
@@ -31,6 +32,13 @@ export type RequestOptions = ClientRequestOptions & {
    * stream (a request or notification on its SSE stream), so a proxy knows which request it belongs to.
    */
   context?: unknown
+  /**
+   * True: the result may come back as a VerbatimResult (wire/message-text.ts): its text checked as
+   * one JSON object but not parsed (client/result-text.ts), with no members to read, so that an
+   * answer made of it carries the server's bytes. Only for a caller that passes the result on unread;
+   * a result whose `isError` is true, or any answer the check does not read, comes parsed as usual.
+   */
+  resultAsSent?: boolean
 }
 
 /** What a handler of a server→client request receives besides its params. */
@@ -61,7 +69,8 @@ export class Protocol {
   readonly #timeoutMs: number
   #nextId = 0
   #closed = false
-  readonly #pending = new Map<RequestId, Pending>()
+  /** A SoloMap: with one request in flight, its entry comes and goes on every call. */
+  readonly #pending = new SoloMap<RequestId, Pending>()
   readonly #incoming = new Map<RequestId, AbortController>()
   readonly #requestHandlers = new Map<string, RequestHandler>()
   readonly #notificationHandlers = new Map<string, NotificationHandler>()
@@ -96,7 +105,7 @@ export class Protocol {
       const pending = new Pending(this, id, method, timeoutMs, options, resolve, reject)
       this.#pending.set(id, pending)
       this.#deadlines.schedule(pending.deadline)
-      this.transport.send(message).catch((error: unknown) => pending.finish(asTransportError(error, id)))
+      this.transport.send(message, options.resultAsSent).catch((error: unknown) => pending.finish(asTransportError(error, id)))
     })
   }
 

@@ -23,6 +23,8 @@ import { fetchExchange, nodeExchange } from './http-exchange.ts'
 import { messageOf, readSse } from './sse-parser.ts'
 import { DEFAULT_MAX_MESSAGE_BYTES, TransportCallbacks, type Transport } from './transport.ts'
 import { ok, statusError } from './http-status.ts'
+import { answerAsSent } from './result-text.ts'
+import { SoloMap } from '../wire/solo-map.ts'
 import type { StreamableHttpOptions } from './streamable-http-options.ts'
 
 export type { StreamableHttpOptions } from './streamable-http-options.ts'
@@ -58,8 +60,11 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
    * call costs one Map entry, not a Set entry besides (an object's first hashing is not free).
    */
   readonly #live = new Set<LightAbort>()
-  /** The exchange of each request in flight, aborted when the client cancels the request. */
-  readonly #requests = new Map<RequestId, LightAbort>()
+  /**
+   * The exchange of each request in flight, aborted when the client cancels the request (a SoloMap:
+   * with one request in flight, its entry comes and goes on every call).
+   */
+  readonly #requests = new SoloMap<RequestId, LightAbort>()
 
   constructor(options: StreamableHttpOptions) {
     super()
@@ -91,10 +96,10 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     if (this.#options.standaloneStream !== false) await this.#openStandalone()
   }
 
-  send(message: JsonRpcMessage): Promise<void> {
+  send(message: JsonRpcMessage, resultAsSent = false): Promise<void> {
     if (this.#closed) return Promise.reject(new TransportError('The transport is closed'))
     // A request's POST is all there is to sending it: no async frame around it on every call.
-    if ('method' in message && 'id' in message) return this.#post(message)
+    if ('method' in message && 'id' in message) return this.#post(message, resultAsSent)
     return this.#sendOther(message)
   }
 
@@ -106,8 +111,11 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     if (message.method === 'notifications/initialized' && this.#options.standaloneStream !== false) await this.#openStandalone()
   }
 
-  /** POSTs one message and delivers what answers it: nothing (202), a JSON body, or an SSE stream followed in the background. */
-  async #post(message: JsonRpcMessage): Promise<void> {
+  /**
+   * POSTs one message and delivers what answers it: nothing (202), a JSON body, or an SSE stream
+   * followed in the background. `resultAsSent`: a JSON answer's result may be delivered unparsed (send).
+   */
+  async #post(message: JsonRpcMessage, resultAsSent = false): Promise<void> {
     const requestId = 'method' in message && 'id' in message ? message.id : undefined
     // A LightAbort, not an AbortController: made for every request, and almost never fired.
     const controller = this.#track(new LightAbort(), requestId)
@@ -124,11 +132,19 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
         }
       }
       this.#postHeaders ??= this.#headers(POST_HEADERS)
-      const response = await this.#request('POST', withTraceHeaders(this.#postHeaders, message), controller, {
-        body: JSON.stringify(message),
-        timeoutMs: requestId === undefined ? this.#timeoutMs : undefined,
-        requestId,
-      })
+      const headers = withTraceHeaders(this.#postHeaders, message)
+      const body = JSON.stringify(message)
+      let response: HttpAnswer
+      if (requestId === undefined) response = await this.#request('POST', headers, controller, { body, timeoutMs: this.#timeoutMs })
+      else {
+        // A request's POST has no timer (its request's timeout ends it): the exchange is awaited here,
+        // without #request's async frame around it (a promise and a resumption less per call).
+        try {
+          response = await this.#exchange(this.#url, 'POST', headers, body, controller)
+        } catch (error) {
+          throw this.#exchangeError('POST', error, requestId)
+        }
+      }
       const sessionId = response.header('mcp-session-id')
       if (sessionId !== undefined && sessionId !== this.#sessionId) this.#setSession(sessionId)
       if (response.status === 202) return void (await response.cancel())
@@ -138,7 +154,8 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
         streaming = true
         void this.#follow(response, { requestId, signal: controller }).finally(() => this.#untrack(controller, requestId))
       } else if (type.includes('application/json')) {
-        this.#deliverJson(await this.#boundedText(response, requestId), requestId)
+        // A body that came with its head is read without a promise (HttpAnswer.textNow).
+        this.#deliverJson(this.#textNow(response, requestId) ?? (await this.#boundedText(response, requestId)), requestId, resultAsSent)
       } else {
         await response.cancel()
         throw new TransportError(`POST answered ${response.status} with an unexpected content type "${type}"`, { requestId, status: response.status })
@@ -208,8 +225,18 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     try {
       return await response.text(limit)
     } catch (error) {
-      if (error instanceof BodyTooLargeError) throw new ProtocolError(`The server's answer is larger than ${limit} bytes`, { requestId })
-      throw new TransportError(`The answer to request ${String(requestId)} was cut off: ${(error as Error).message}`, { requestId, cause: error })
+      throw bodyError(error, limit, requestId)
+    }
+  }
+
+  /** #boundedText's answer when the whole body is there already; undefined when it is not (or the wire cannot tell). */
+  #textNow(response: HttpAnswer, requestId: RequestId | undefined): string | undefined {
+    if (response.textNow === undefined) return undefined
+    const limit = this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    try {
+      return response.textNow(limit)
+    } catch (error) {
+      throw bodyError(error, limit, requestId)
     }
   }
 
@@ -218,7 +245,10 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     this.#postHeaders = undefined
   }
 
-  #deliverJson(text: string, requestId: RequestId | undefined): void {
+  #deliverJson(text: string, requestId: RequestId | undefined, resultAsSent: boolean): void {
+    // The usual answer to a caller that passes its result on unread: checked, not parsed (result-text.ts).
+    const passed = resultAsSent && requestId !== undefined ? answerAsSent(text, requestId) : undefined
+    if (passed !== undefined) return this.onmessage?.(passed, requestId)
     let body: unknown
     try {
       body = JSON.parse(text)
@@ -336,13 +366,18 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
       return await this.#exchange(this.#url, method, headers, options.body, combined)
     } catch (error) {
       if (timer?.signal.aborted === true) throw new TimeoutError(`${method} ${this.#url} sent no response head within ${timeoutMs} ms`, timeoutMs!, { requestId })
-      // fetch wraps the socket's error as its cause; node:http throws it as it is.
-      const { cause, code } = error as { cause?: { code?: string; message?: string }; code?: string }
-      const detail = cause?.code ?? cause?.message ?? (code !== undefined && code !== 'ABORT_ERR' ? code : (error as Error).message)
-      throw new TransportError(`${method} ${this.#url} failed: ${detail}`, { requestId, cause: error })
+      throw this.#exchangeError(method, error, requestId)
     } finally {
       clearTimeout(timeout)
     }
+  }
+
+  /** An exchange's failure as the TransportError a caller gets. */
+  #exchangeError(method: string, error: unknown, requestId: RequestId | undefined): TransportError {
+    // fetch wraps the socket's error as its cause; node:http throws it as it is.
+    const { cause, code } = error as { cause?: { code?: string; message?: string }; code?: string }
+    const detail = cause?.code ?? cause?.message ?? (code !== undefined && code !== 'ABORT_ERR' ? code : (error as Error).message)
+    return new TransportError(`${method} ${this.#url} failed: ${detail}`, { requestId, cause: error })
   }
 
   #headers(extra: Readonly<Record<string, string>>): Record<string, string> {
@@ -352,6 +387,12 @@ export class StreamableHttpTransport extends TransportCallbacks implements Trans
     if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion
     return headers
   }
+}
+
+/** A body's read failure as the transport reports it: over `limit`, or cut off. */
+function bodyError(error: unknown, limit: number, requestId: RequestId | undefined): Error {
+  if (error instanceof BodyTooLargeError) return new ProtocolError(`The server's answer is larger than ${limit} bytes`, { requestId })
+  return new TransportError(`The answer to request ${String(requestId)} was cut off: ${(error as Error).message}`, { requestId, cause: error })
 }
 
 const POST_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' }

@@ -16,9 +16,11 @@ export interface Transport {
 
   /**
    * Hands one message to the wire. Rejects (TransportError, TimeoutError) when it could not be
-   * delivered; for a request, that rejection ends the request.
+   * delivered; for a request, that rejection ends the request. `resultAsSent` (a request's): its
+   * result may come back unparsed, as a VerbatimResult (RequestOptions.resultAsSent); a transport
+   * that cannot tell ignores it.
    */
-  send(message: JsonRpcMessage): Promise<void>
+  send(message: JsonRpcMessage, resultAsSent?: boolean): Promise<void>
 
   /** Closes the connection and ends the session where the transport has one (HTTP DELETE); idempotent. */
   close(): Promise<void>

@@ -6,6 +6,7 @@
  */
 import type { RequestId } from '../wire/jsonrpc.ts'
 import type { SessionOutlet } from './sink.ts'
+import { SoloMap } from '../wire/solo-map.ts'
 
 /** A request this worker is serving; cancel() is what notifications/cancelled triggers. */
 export interface InFlight {
@@ -20,7 +21,8 @@ export interface AwaitingAnswer {
 }
 
 export class LiveSession {
-  readonly inflight = new Map<RequestId, InFlight>()
+  /** A SoloMap: a session's one call in flight comes and goes without a Map growing and shrinking. */
+  readonly inflight = new SoloMap<RequestId, InFlight>()
   outlet: SessionOutlet | undefined = undefined
   /** Made on first use: an entry lives for each asynchronous request, and most never ask the client anything. */
   #awaiting: Map<string, AwaitingAnswer> | undefined
@@ -35,7 +37,8 @@ export class LiveSession {
 }
 
 export class LiveSessions {
-  readonly #sessions = new Map<string, LiveSession>()
+  /** A SoloMap: with one session's call running at a time, the entry comes and goes on every call. */
+  readonly #sessions = new SoloMap<string, LiveSession>()
 
   get(id: string): LiveSession | undefined {
     return this.#sessions.get(id)

@@ -18,6 +18,7 @@ import type { SessionRecord } from '../store/store.ts'
 import { calledTool } from '../wire/called-tool.ts'
 import { EdgeCode, EdgeError, type McpError, RpcCode } from '../wire/errors.ts'
 import { classify, errorMessage, idOf, resultMessage, type Incoming, type JsonRpcMessage, type JsonRpcResponse } from '../wire/jsonrpc.ts'
+import { messageText } from '../wire/message-text.ts'
 import { header, type HttpRoute } from './http-route.ts'
 import { replyError } from './reply-error.ts'
 import { serveSession } from './session-door.ts'
@@ -58,7 +59,8 @@ export async function serveBatch(http: HttpRoute, request: FastifyRequest, reply
   const status = responses.length === 0 ? 202 : 200
   log.end(started, 'batch', status, record.id, undefined, record.principal)
   if (status === 202) return reply.code(202).send()
-  return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(responses))
+  // Each response's text as it would be alone (messageText: a proxied result passed on unread, or a shared one, spliced in).
+  return reply.code(200).header('content-type', 'application/json').send(`[${responses.map(messageText).join(',')}]`)
 }
 
 function refused(why: string): EdgeError {

@@ -39,6 +39,8 @@ export interface ForwardExtra {
   paramHeaders?: Record<string, string> | undefined
   /** Whom the request is for when it has no request context (an aggregated list, a forwarded setLevel). */
   who?: Caller | undefined
+  /** The result goes to the client unread: it may come back unparsed, a VerbatimResult (RequestOptions.resultAsSent). */
+  resultAsSent?: boolean
 }
 
 /**
@@ -54,9 +56,12 @@ export async function statelessRequest(stateless: Pick<StatelessUpstream, 'reque
   return result
 }
 
-/** The client's options for `ctx`'s request: its timeout, cancellation, progress, and the context the upstream's own requests are asked in. */
-export function requestOptions(ctx: RequestContext | undefined, timeoutMs: number): RequestOptions {
-  const options: RequestOptions = { timeoutMs }
+/**
+ * The client's options for `ctx`'s request: its timeout, cancellation, progress, the context the
+ * upstream's own requests are asked in, and whether its result may come back unparsed (ForwardExtra.resultAsSent).
+ */
+export function requestOptions(ctx: RequestContext | undefined, timeoutMs: number, resultAsSent = false): RequestOptions {
+  const options: RequestOptions = { timeoutMs, resultAsSent }
   if (ctx === undefined) return options
   options.context = ctx
   options.signal = cancellationOf(ctx)

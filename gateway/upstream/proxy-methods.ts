@@ -32,7 +32,7 @@ import { describeFailure, isUnavailability } from './failure.ts'
 import type { UpstreamHealth } from './health.ts'
 import { callUpstreamTask, proxiedExecution, runAsGatewayTask, upstreamTaskSupport } from './upstream-tasks.ts'
 import { headerParams } from '../protocol/stateless/headers.ts'
-import { cancellationOf, type ProxyRoute, type Target } from './proxy-route.ts'
+import { cancellationOf, type ForwardExtra, type ProxyRoute, type Target } from './proxy-route.ts'
 import { isUnknownToolError, isUnknownToolResult, unknownTool } from './unknown-tool.ts'
 
 /** Which server capability a list needs. */
@@ -287,10 +287,12 @@ function callTarget(proxy: ProxyRoute, record: SessionRecord, target: Target, pa
   if (params.task !== undefined && proxy.endpoint.tasks !== undefined) {
     return runAsGatewayTask(proxy.endpoint.tasks, String(params.name), params, record, ctx, (sent, taskCtx) => forwardCall(proxy, record, target, sent, taskCtx))
   }
-  return forwardCall(proxy, record, target, params, ctx)
+  // Neither cached nor a task's: a session's result goes straight to the client, as the upstream wrote it when the route allows.
+  return forwardCall(proxy, record, target, params, ctx, record.id !== '' && proxy.resultsAsSent)
 }
 
-async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext): Promise<JsonObject> {
+/** `asSent`: the result goes to the client unread (ProxyRoute.resultsAsSent), so it may come back unparsed, in the upstream's text. */
+async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Target, params: JsonObject, ctx: RequestContext, asSent = false): Promise<JsonObject> {
   if (proxy.isDown(target.upstream)) return unavailableResult(target.upstream, proxy.health.get(target.upstream)?.reason)
   // A name the upstream knows as it is (no prefix, no renaming) goes up in the params as they came.
   let sent = params.name === target.name ? params : { ...params, name: target.name }
@@ -298,7 +300,9 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
     sent = { ...sent }
     delete sent.task
   }
-  const extra = target.paramHeaders === undefined ? NO_EXTRA : { paramHeaders: paramHeaderValues(target, params.arguments) }
+  // An upstream task's result is the gateway's to read and follow (upstream-tasks.ts): not passed on as sent.
+  if (target.taskRequired === true) asSent = false
+  const extra = target.paramHeaders !== undefined ? { paramHeaders: paramHeaderValues(target, params.arguments), resultAsSent: asSent } : asSent ? AS_SENT : NO_EXTRA
   let result: JsonObject
   try {
     if (target.taskRequired === true) return await callUpstreamTask(proxy, record, target.upstream, sent, ctx, extra)
@@ -320,6 +324,7 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
 }
 
 const NO_EXTRA = Object.freeze({})
+const AS_SENT: ForwardExtra = Object.freeze({ resultAsSent: true })
 
 /** The `Mcp-Param-*` values a stateless upstream expects for this call, from the tool's annotations. */
 function paramHeaderValues(target: Target, args: unknown): Record<string, string> | undefined {

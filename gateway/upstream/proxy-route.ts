@@ -92,6 +92,8 @@ export class ProxyRoute implements LinkHost {
   readonly #idleMs: number
   /** The route's sessions hear that lists changed (list-changed-notices.ts). */
   readonly #notices: ListChangedNotices
+  /** resultsAsSent's answer, made at the route's first call. */
+  #resultsAsSent: boolean | undefined
 
   /** Throws MCP_EDGE_CONFIG_INVALID when an upstream's `auth:` cannot be set up (a key file unreadable, …). */
   constructor(endpoint: McpEndpoint, stdio: StdioTransports | undefined, credentials: CredentialContext = new CredentialContext(endpoint.logger)) {
@@ -237,7 +239,7 @@ export class ProxyRoute implements LinkHost {
       } else {
         const link = this.link(record, upstream)
         if (who !== undefined) link.who = who
-        result = await link.request(method, params, requestOptions(ctx, timeoutMs), record.upstreams?.[name])
+        result = await link.request(method, params, requestOptions(ctx, timeoutMs, extra.resultAsSent), record.upstreams?.[name])
       }
       health.ok()
       // A stateless call's rounds this route passed on (the gateway asked nothing itself): the audit's.
@@ -289,6 +291,22 @@ export class ProxyRoute implements LinkHost {
       this.#stdioChannels.set(upstream.name, channel)
     }
     return channel
+  }
+
+  /**
+   * True when this route's tool results may reach the client as the upstream wrote them (its bytes
+   * behind the client's own id, wire/message-text.ts): nothing on the route reads a result to change
+   * it, as no filter phase, rewrite phase seeing tools/call, request translation (search mode) or
+   * approval gate is there. Decided once per route, at its first call: the route's setup (which adds
+   * the gate and search mode after the proxy) is complete by then, and a reload builds a new route.
+   */
+  get resultsAsSent(): boolean {
+    if (this.#resultsAsSent === undefined) {
+      const endpoint = this.endpoint
+      const rewrite = endpoint.rewrite
+      this.#resultsAsSent = endpoint.filter === undefined && (rewrite === undefined || !rewrite.sees('tools/call')) && endpoint.translate === undefined && this.route.approval === undefined
+    }
+    return this.#resultsAsSent
   }
 
   /** Forwards a request whose answer goes back as it is: the upstream's errors become the client's. */

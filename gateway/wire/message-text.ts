@@ -5,7 +5,9 @@
  *
  *   {"jsonrpc":"2.0","id":<the request's id>,"result":<the kept text>}
  *
- * which is exactly what JSON.stringify makes of the message. Every other message is JSON.stringify'd.
+ * which is exactly what JSON.stringify makes of the message. A proxied result passed on unread (a
+ * VerbatimResult) is spliced in the same way: the upstream's text, the client's id. Every other
+ * message is JSON.stringify'd.
  */
 import type { JsonRpcMessage } from './jsonrpc.ts'
 
@@ -24,11 +26,34 @@ export function shareResult(result: object): string {
   return text
 }
 
+/**
+ * A result passed on as the text it came in, unparsed: a proxy's upstream result that it does not
+ * read (client/result-text.ts checked that `text` is exactly one JSON object). An answer made of it
+ * splices the text in; anything that serialises it otherwise gets the value it holds (toJSON). It has
+ * no members to read, and it is frozen: only a caller that passes the result on unread takes one.
+ */
+export class VerbatimResult {
+  readonly #text: string
+
+  constructor(text: string) {
+    this.#text = text
+    Object.freeze(this)
+  }
+
+  get text(): string {
+    return this.#text
+  }
+
+  toJSON(): unknown {
+    return JSON.parse(this.#text)
+  }
+}
+
 /** JSON.stringify(message), with a shared result's kept text spliced in rather than serialised again. */
 export function messageText(message: JsonRpcMessage): string {
   const result = (message as { result?: unknown }).result
   if (typeof result === 'object' && result !== null) {
-    const text = TEXTS.get(result)
+    const text = result instanceof VerbatimResult ? result.text : TEXTS.get(result)
     // Only the three members resultMessage makes; anything else is serialised in full.
     if (text !== undefined && keyCount(message) === 3 && message.jsonrpc === '2.0' && 'id' in message) {
       return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${text}}`
