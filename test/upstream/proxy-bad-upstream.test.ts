@@ -4,56 +4,45 @@
  * that never answers, or nothing at all. Every downstream call gets a clean isError result within
  * the upstream's timeout, another session sees nothing of it, and the gateway serves on.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { ServerResponse } from 'node:http'
 import t from 'tap'
 import { McpClient, StreamableHttpTransport } from '../../gateway/client/index.ts'
 import { gatewayWith } from '../client/harness.ts'
+import { rawUpstream } from '../fixtures/raw-upstream.ts'
 
 const text = (result: { content?: unknown }): string => ((result.content as Array<{ text: string }>)[0]!.text)
 
 /** The misbehaving upstream; `tools/call` behaves as the tool's name says. */
 async function hostileUpstream(t: { teardown(fn: () => unknown): void }): Promise<string> {
   const held: ServerResponse[] = []
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    if (request.method !== 'POST') return void response.writeHead(405).end()
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string; params?: { name?: string } }
-      const json = (body: unknown): void => void response.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'hostile' }).end(JSON.stringify(body))
-      if (message.id === undefined) return void response.writeHead(202).end()
-      switch (message.method === 'tools/call' ? message.params?.name : message.method) {
-        case 'initialize':
-          return json({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '0' } } })
-        case 'tools/list':
-          return json({ jsonrpc: '2.0', id: message.id, result: { tools: ['ok', 'malformed', 'oversize', 'stranger', 'silent-stream', 'hang'].map((name) => ({ name, inputSchema: { type: 'object' } })) } })
-        case 'ping':
-          return json({ jsonrpc: '2.0', id: message.id, result: {} })
-        case 'ok':
-          return json({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'fine' }] } })
-        case 'malformed':
-          return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":')
-        case 'oversize':
-          return json({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'x'.repeat(64 * 1024) }] } })
-        case 'stranger':
-          return json({ jsonrpc: '2.0', id: 987654, result: { content: [{ type: 'text', text: 'for nobody' }] } })
-        case 'silent-stream':
-          response.writeHead(200, { 'content-type': 'text/event-stream' })
-          response.write(': nothing to say\n\n')
-          held.push(response)
-          return
-        default:
-          held.push(response)
-      }
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
+  return rawUpstream(t, (message, response) => {
+    const json = (body: unknown): void => void response.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'hostile' }).end(JSON.stringify(body))
+    switch (message.method === 'tools/call' ? message.params?.name : message.method) {
+      case 'initialize':
+        return json({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '0' } } })
+      case 'tools/list':
+        return json({ jsonrpc: '2.0', id: message.id, result: { tools: ['ok', 'malformed', 'oversize', 'stranger', 'silent-stream', 'hang'].map((name) => ({ name, inputSchema: { type: 'object' } })) } })
+      case 'ping':
+        return json({ jsonrpc: '2.0', id: message.id, result: {} })
+      case 'ok':
+        return json({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'fine' }] } })
+      case 'malformed':
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":')
+      case 'oversize':
+        return json({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'x'.repeat(64 * 1024) }] } })
+      case 'stranger':
+        return json({ jsonrpc: '2.0', id: 987654, result: { content: [{ type: 'text', text: 'for nobody' }] } })
+      case 'silent-stream':
+        response.writeHead(200, { 'content-type': 'text/event-stream' })
+        response.write(': nothing to say\n\n')
+        held.push(response)
+        return
+      default:
+        held.push(response)
+    }
+  }, () => {
     for (const response of held) response.destroy()
-    return new Promise<void>((resolve) => server.close(() => resolve()))
   })
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`
 }
 
 t.test('every failure of a bad upstream is a clean isError within the timeout, and nothing leaks', async (t) => {

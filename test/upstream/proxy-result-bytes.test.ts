@@ -7,11 +7,11 @@
  * again, so is one with line breaks, a malformed one is the call's isError, and a route with a
  * filter phase never passes the upstream's bytes on.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { request as httpRequest } from 'node:http'
 import t, { type Test } from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { startGateway, type Gateway } from '../../gateway/server/server.ts'
+import { rawUpstream } from '../fixtures/raw-upstream.ts'
 
 type Started = Gateway & { url: string }
 
@@ -41,26 +41,16 @@ function answerText(name: string, id: number): string {
 
 const TOOLS = ['inner-id', 'sdk-order', 'spaced', 'second-id', 'line-breaks', 'malformed', 'secret', 'failed', 'repeated']
 
-async function rawUpstream(t: Test): Promise<string> {
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    if (request.method !== 'POST') return void response.writeHead(405).end()
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      const message = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number; method: string; params?: { name?: string } }
-      const send = (text: string): void => void response.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'raw' }).end(text)
-      if (message.id === undefined) return void response.writeHead(202).end()
-      if (message.method === 'initialize') {
-        return send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '0' } } }))
-      }
-      if (message.method === 'tools/list') return send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }))
-      if (message.method === 'tools/call') return send(answerText(message.params?.name ?? '', message.id))
-      send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }))
-    })
+function rawServer(t: Test): Promise<string> {
+  return rawUpstream(t, (message, response) => {
+    const send = (text: string): void => void response.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'raw' }).end(text)
+    if (message.method === 'initialize') {
+      return send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '0' } } }))
+    }
+    if (message.method === 'tools/list') return send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }))
+    if (message.method === 'tools/call') return send(answerText(message.params?.name ?? '', message.id))
+    send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }))
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`
 }
 
 async function proxy(t: Test, upstream: string, top: object, route: object = {}): Promise<Started> {
@@ -102,7 +92,7 @@ async function session(gateway: Started, protocolVersion = '2025-11-25'): Promis
 const call = (id: number | string, name: string): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } })
 
 t.test('a proxied result reaches the client as the upstream wrote it, behind the client\'s own id, on both paths', async (t) => {
-  const upstream = await rawUpstream(t)
+  const upstream = await rawServer(t)
   const hot = await proxy(t, upstream, {})
   const plain = await proxy(t, upstream, { trust_proxy: true })
   for (const [gateway, path] of [[hot, 'hot path'], [plain, 'Fastify']] as const) {
@@ -120,7 +110,7 @@ t.test('a proxied result reaches the client as the upstream wrote it, behind the
 })
 
 t.test('an answer that is not exactly one result object is read whole: the client gets its own id, and only it', async (t) => {
-  const upstream = await rawUpstream(t)
+  const upstream = await rawServer(t)
   const gateway = await proxy(t, upstream, {})
   const id = await session(gateway)
   const twice = await post(gateway.url, call(7, 'second-id'), { 'mcp-session-id': id })
@@ -140,7 +130,7 @@ t.test('an answer that is not exactly one result object is read whole: the clien
 })
 
 t.test('a route whose filter phase sees results never passes the upstream\'s bytes on', async (t) => {
-  const upstream = await rawUpstream(t)
+  const upstream = await rawServer(t)
   const filtered = await proxy(t, upstream, {}, { filter: { redact: true } })
   const id = await session(filtered)
   const secret = await post(filtered.url, call(1, 'secret'), { 'mcp-session-id': id })
@@ -154,7 +144,7 @@ t.test('a route whose filter phase sees results never passes the upstream\'s byt
 })
 
 t.test('a batch (a 2025-03-26 session) carries each proxied result as the upstream wrote it', async (t) => {
-  const upstream = await rawUpstream(t)
+  const upstream = await rawServer(t)
   const gateway = await proxy(t, upstream, {})
   const id = await session(gateway, '2025-03-26')
   const batch = await post(gateway.url, `[${call(1, 'spaced')},${call(2, 'inner-id')},${call(3, 'second-id')}]`, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-03-26' })
