@@ -25,6 +25,21 @@ export interface EarlyAccess {
   readonly caller: Caller | undefined
 }
 
+/**
+ * A refusal once the body is read: the error to answer with, and the caller when one was known (a
+ * component's scopes refuse a caller the access phase admitted: its audit record names it, as on
+ * Fastify's path; an access refusal has none).
+ */
+export class HotRefusal {
+  readonly error: EdgeError
+  readonly caller: Caller | undefined
+
+  constructor(error: EdgeError, caller: Caller | undefined) {
+    this.error = error
+    this.caller = caller
+  }
+}
+
 /** The request the late decision is about. */
 export interface AccessedRequest {
   readonly headers: IncomingHttpHeaders
@@ -58,7 +73,7 @@ export class HotAccess {
   }
 
   /** Once the body is read: the caller, or the refusal to answer with (logged as Fastify's path logs it). */
-  late(early: EarlyAccess, request: AccessedRequest): Caller | EdgeError | Promise<Caller | EdgeError> {
+  late(early: EarlyAccess, request: AccessedRequest): Caller | HotRefusal | Promise<Caller | HotRefusal> {
     if (early.caller !== undefined) return early.caller
     const { params } = request
     const named = request.method === 'tools/call' ? calledTool(params, this.#endpoint.route.catalogue === 'search') : params?.name ?? params?.uri
@@ -67,15 +82,15 @@ export class HotAccess {
     return this.#conclude(early, request, verdict)
   }
 
-  #conclude(early: EarlyAccess, request: AccessedRequest, verdict: Caller | Refusal): Caller | EdgeError {
+  #conclude(early: EarlyAccess, request: AccessedRequest, verdict: Caller | Refusal): Caller | HotRefusal {
     if (isRefusal(verdict)) {
       this.#logger.info({ principal: early.identity?.principal, status: verdict.status, reason: verdict.message, method: 'POST' }, 'access refused')
-      return this.#refusal(request, verdict)
+      return new HotRefusal(this.#refusal(request, verdict), undefined)
     }
     const refused = this.#access.checkComponent(this.#endpoint.scopes, this.#endpoint.registry, verdict, request.method, request.params)
     if (refused === undefined) return verdict
     this.#logger.info({ principal: verdict.principal, status: refused.status, reason: refused.message }, 'access refused')
-    return this.#refusal(request, refused)
+    return new HotRefusal(this.#refusal(request, refused), verdict)
   }
 
   #refusal(request: AccessedRequest, refused: Refusal): EdgeError {

@@ -292,8 +292,8 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       const limits = RouteLimits.of(route.location, route.quotas, limiter)
       if (route.transports.includes('streamable_http')) {
         const { http, policy } = registerStreamableHttp(scope, endpoint, metrics?.route(route.location), limits)
-        // Not for a client whose address comes from a forwarded header, nor for rates keyed by caller.
-        if (!config.trust_proxy && limits?.needsCaller !== true) {
+        // Not for a client whose address comes from a forwarded header: the hot path knows only the peer's.
+        if (!config.trust_proxy) {
           const hotAccess = access === undefined ? undefined : new HotAccess(endpoint, access)
           hot.add(route.location, new HotPost(hot, http, { policy, access: hotAccess, bodyLimit: config.body_limit, jsonBounds, logger }))
         }

@@ -30,7 +30,7 @@ import type { SessionRecord } from '../store/store.ts'
 import { openCaller, type Caller } from '../wire/caller.ts'
 import { calledTool } from '../wire/called-tool.ts'
 import { EdgeError } from '../wire/errors.ts'
-import type { EarlyAccess, HotAccess } from '../edge/hot-access.ts'
+import { HotRefusal, type EarlyAccess, type HotAccess } from '../edge/hot-access.ts'
 import { classify, resultMessage, type Incoming, type JsonRpcRequest } from '../wire/jsonrpc.ts'
 import { isSupportedVersion } from '../wire/versions.ts'
 import { failureRefusal } from './failure-refusal.ts'
@@ -230,11 +230,11 @@ export class HotPost {
   }
 
   /** Past the access phase (`caller`, or its refusal): the limits, then the session's endpoint (no session: stateless). */
-  #admitted(request: IncomingMessage, response: ServerResponse, record: SessionRecord | undefined, message: JsonRpcRequest, caller: Caller | EdgeError): void {
+  #admitted(request: IncomingMessage, response: ServerResponse, record: SessionRecord | undefined, message: JsonRpcRequest, caller: Caller | HotRefusal): void {
     const http = this.#http
-    if (caller instanceof EdgeError) {
-      refusedCall(http.endpoint.calls, message.method, message.params, record?.id, undefined, accessDecision(caller), caller.message)
-      return writeError(response, caller, message.id)
+    if (caller instanceof HotRefusal) {
+      refusedCall(http.endpoint.calls, message.method, message.params, record?.id, caller.caller, accessDecision(caller.error), caller.error.message)
+      return writeError(response, caller.error, message.id)
     }
     const started = http.log.start()
     try {
@@ -244,7 +244,7 @@ export class HotPost {
         return
       }
       const name = message.method === 'tools/call' ? calledTool(message.params, http.endpoint.route.catalogue === 'search') : undefined
-      const outcome = limits.check(undefined, record?.id, name)
+      const outcome = limits.check(limits.needsCaller ? caller : undefined, record?.id, name)
       if (outcome instanceof Promise) {
         outcome.then((settled) => this.#limited(request, response, record, message, started, caller, settled), (error: unknown) => this.#fail(response, error, message))
       } else {

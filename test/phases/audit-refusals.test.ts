@@ -37,6 +37,8 @@ const ROUTES = [
   { location: '/keyed', server: { name: 'keyed', version: '1.0.0' }, handler: HANDLER, auth: { api_keys: keysFile }, allowed_origins: ['https://app.example.com'] },
   { location: '/cached', server: { name: 'cached', version: '1.0.0' }, handler: CACHED, auth: { api_keys: keysFile } },
   { location: '/approved', server: { name: 'approved', version: '1.0.0' }, handler: APPROVAL, approval: { destructive: true, ttl_s: 60 } },
+  // alice's key has no scopes: a component scope refuses her once the body names the tool.
+  { location: '/scoped', server: { name: 'scoped', version: '1.0.0' }, handler: HANDLER, auth: { api_keys: keysFile }, scopes: { tools: { say: ['speaker'] } } },
 ]
 
 type Line = Record<string, unknown>
@@ -114,6 +116,19 @@ t.test('requests refused before their body is read: one line each, the rule that
   t.equal(await post(`${hot.url}/keyed`, CALL, GOOD), 200)
   const after = await linesOf(hotFile, REFUSED.length + 1)
   t.match(after.at(-1), { method: 'tools/call', component: 'say', sub: 'alice', outcome: 'ok', decision: null })
+})
+
+t.test('a component scope refuses a known caller: its line names the caller, from the hot path as from Fastify\'s', async (t) => {
+  const hotFile = join(tmp, 'scoped-hot.jsonl')
+  const fastifyFile = join(tmp, 'scoped-fastify.jsonl')
+  const hot = await auditedGateway(t, hotFile)
+  const fastify = await auditedGateway(t, fastifyFile, { trust_proxy: true })
+  for (const gateway of [hot, fastify]) t.equal(await post(`${gateway.url}/scoped`, CALL, GOOD), 403, 'refused for the tool\'s scope')
+  t.equal(hot.hotPosts.served, 1, 'the hot path answered it')
+  const [fromHot] = await linesOf(hotFile, 1)
+  const [fromFastify] = await linesOf(fastifyFile, 1)
+  t.match(fromHot, { route: '/scoped', method: 'tools/call', component: 'say', sub: 'alice', decision: 'scope', error: 'refused' })
+  t.same(comparable(fromHot!), comparable(fromFastify!), 'the hot path writes the line Fastify\'s path writes')
 })
 
 t.test('a cached tool result says cached; an approved call names its approval', async (t) => {

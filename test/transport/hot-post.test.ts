@@ -145,6 +145,42 @@ t.test('session slots on the hot path: refused over the quota as Fastify refuses
   t.ok(hot.hotPosts.served >= 200, 'the hot gateway served them itself')
 })
 
+t.test('rate rules on the hot path: counted under the same key as Fastify\'s path, refused as it refuses', async (t) => {
+  // A transport rule (every request, 429 + Retry-After) and a tool rule (an isError result), by address.
+  const limits = { limits: { rate: [{ key: 'ip', limit: 6, window: 60 }, { key: 'principal', tool: 'echo', limit: 2, window: 60 }] } }
+  const hot = await gateway(t, {}, limits)
+  const plain = await gateway(t, { trust_proxy: true }, limits)
+  // initialize and notifications/initialized are Fastify's on both gateways and count 2 of the 6: the
+  // hot path's requests must land in the same bucket for the seventh request to be the one refused.
+  const hotSession = await session(hot)
+  const plainSession = await session(plain)
+  const ping = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"ping"}`
+  const steps: [string, string, number][] = [
+    ['a counted call', call(1, 'echo', { message: 'one' }), 200],
+    ['the tool\'s second call', call(2, 'echo', { message: 'two' }), 200],
+    ['the tool over its rule: an isError result', call(3, 'echo', { message: 'three' }), 200],
+    ['the transport\'s sixth request', ping(4), 200],
+    ['the transport over its rule', ping(5), 429],
+    ['still over it', call(6, 'echo', { message: 'six' }), 429],
+  ]
+  // Retry-After and the milliseconds in the text depend on when each gateway was asked.
+  const timeless = (answer: Answer): unknown => {
+    const view = seen(answer) as { headers: Record<string, unknown>; body: string }
+    if (typeof view.headers['retry-after'] === 'string') view.headers['retry-after'] = '<seconds>'
+    return { ...view, body: view.body.replace(/\d+(\.\d+)? (s|ms)\b/g, '<n> $2').replace(/"retryAfterMs":\d+/g, '"retryAfterMs":<n>') }
+  }
+  for (const [what, body, status] of steps) {
+    const before = hot.hotPosts.served
+    const fromHot = await post(hot.url, body, { ...CLIENT, 'mcp-session-id': hotSession })
+    const fromPlain = await post(plain.url, body, { ...CLIENT, 'mcp-session-id': plainSession })
+    t.equal(fromHot.status, status, `${what}: ${status}`)
+    t.same(timeless(fromHot), timeless(fromPlain), `${what}: the same answer`)
+    t.equal(hot.hotPosts.served - before, 1, `${what}: served by the hot path`)
+  }
+  const overTool = JSON.parse((await post(plain.url, call(7, 'echo', { message: 'x' }), { ...CLIENT, 'mcp-session-id': plainSession })).body)
+  t.equal(overTool.error?.code, -32000, 'Fastify\'s path refuses the next call at the transport rule too')
+})
+
 t.test('once closed (the app is closing), the hot path hands every request to Fastify', async (t) => {
   const hot = await gateway(t, {})
   const id = await session(hot)
