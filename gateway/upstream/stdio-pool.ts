@@ -38,6 +38,8 @@ export interface StdioPoolOptions {
   backoff?: StdioBackoff
   /** Milliseconds between closing stdin, SIGTERM and SIGKILL when a child is stopped; default 2000. */
   graceMs?: number
+  /** Milliseconds a new child is ready before sessions move to it from a busier one (default SETTLE_MS). */
+  settleMs?: number
   /** Who the pool says it is in the handshakes it makes (`shared`, `principal`). */
   clientInfo?: Implementation
 }
@@ -47,6 +49,14 @@ export type AvailabilityListener = (available: boolean, reason: string | undefin
 
 /** A request that finds its group waiting to restart waits this long at most; a longer wait is refused at once. */
 export const RESTART_WAIT_MS = 1000
+
+/**
+ * How long a new `shared` child is ready before sessions move to it from a busier child. A server
+ * finishes starting after its initialize: server-filesystem asks for roots then and applies them in
+ * its own time, refusing every path until it has. A session moved at once could be refused what its
+ * old child served a moment before (seen under load in test/upstream/stdio-roots.test.ts).
+ */
+export const SETTLE_MS = 2000
 
 /** One child as `status()` reports it. */
 export interface StdioChildStatus {
@@ -67,6 +77,7 @@ export class StdioPool implements PoolHost {
   readonly #log: Logger
   readonly #backoff: StdioBackoff
   readonly #graceMs: number
+  readonly #settleMs: number
   readonly #clientInfo: Implementation
   readonly #groups = new Map<string, Group>()
   /** Started transports not yet closed: the pool's close ends them. */
@@ -87,6 +98,7 @@ export class StdioPool implements PoolHost {
     this.#log = options.log.child({ upstream: config.name })
     this.#backoff = options.backoff ?? DEFAULT_BACKOFF
     this.#graceMs = options.graceMs ?? 2000
+    this.#settleMs = options.settleMs ?? SETTLE_MS
     this.#clientInfo = options.clientInfo ?? { name: 'mcp-edge', version: '0.1.0' }
     this.#modern = new ModernChannel({
       name: this.name,
@@ -187,14 +199,20 @@ export class StdioPool implements PoolHost {
   }
 
   /**
-   * Sessions are placed when they start, on a ready child while others start: once those are ready,
-   * a session with nothing under way on its child moves to one with at least two sessions fewer.
+   * Sessions are placed when they start, on a ready child while others start: once those are ready
+   * and settled (SETTLE_MS), a session with nothing under way on its child moves to one with at least
+   * two sessions fewer.
    */
   rebalance(session: StdioPoolTransport): void {
-    session.generation = this.generation
     const current = session.child
-    if (this.config.isolation !== 'shared' || current === undefined || current.state !== 'ready') return
+    if (this.config.isolation !== 'shared' || current === undefined || current.state !== 'ready') {
+      session.generation = this.generation
+      return
+    }
     const target = leastLoaded(this.#group('*').children, 'ready')
+    // Not settled yet: the session stays where it is, and asks again on its next request.
+    if (target !== undefined && target !== current && Date.now() - target.readySince < this.#settleMs) return
+    session.generation = this.generation
     if (target === undefined || target === current || target.sessions.size + 2 > current.sessions.size || !current.holdsNothingOf(session)) return
     current.detach(session)
     target.attach(session)

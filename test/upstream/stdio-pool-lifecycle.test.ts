@@ -52,7 +52,7 @@ t.test('pool.min children survive idleness', async (t) => {
 })
 
 t.test('close() kills every process group, also of a child that ignores SIGTERM', async (t) => {
-  const { pool, logs } = poolFor(t, { env: { FIXTURE_IGNORE_TERM: '1' } }, { graceMs: 200 })
+  const { pool, logs } = poolFor(t, { env: { FIXTURE_IGNORE_TERM: '1' } }, { graceMs: 200, settleMs: 0 })
   const families: Family[] = []
   const clients = [await connect(t, pool, { session: 'a' }), await connect(t, pool, { session: 'b' })]
   // b started a second child and waited on the first meanwhile: it moves once that one is ready.

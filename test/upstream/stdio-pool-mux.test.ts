@@ -190,7 +190,7 @@ t.test('pool.max bounds the children of session isolation', async (t) => {
 })
 
 t.test('sessions placed on the warm child while others start move to them once ready, when idle', async (t) => {
-  const { pool } = poolFor(t, { pool: { max: 3 } })
+  const { pool } = poolFor(t, { pool: { max: 3 } }, { settleMs: 0 })
   await pool.warm()
   const clients = await Promise.all(Array.from({ length: 9 }, (_, i) => connect(t, pool, { session: `s${i}` })))
   t.same(pool.status().filter((child) => child.state === 'ready').map((child) => child.sessions), [9], 'at first every session is on the one ready child')
@@ -199,4 +199,28 @@ t.test('sessions placed on the warm child while others start move to them once r
   t.same(pool.status().map((child) => child.sessions).sort(), [3, 3, 3], 'the next requests spread them')
   const pids = new Set(await Promise.all(clients.map(async (client) => answer<Echo>(await client.callTool('echo', { marker: 'y' })).pid)))
   t.equal(pids.size, 3, 'answered by three children')
+})
+
+t.test('a new child takes sessions only once settled: a server still applying its roots refuses none of them', async (t) => {
+  // Each child applies the pool's roots 300 ms after it is told them; a session moved to a child that
+  // has not would be refused what its old child served.
+  const { pool } = poolFor(t, { roots: ['/srv/shared'], pool: { max: 2 }, env: { FIXTURE_ROOTS_AFTER_MS: '300' } }, { settleMs: 1000 })
+  await pool.warm()
+  const first = await connect(t, pool, { session: 'a' })
+  await eventually(async () => (await first.callTool('roots', {})).isError !== true, 5_000)
+  // Three more sessions: a second child starts for them while the warm one serves them.
+  const others = await Promise.all(['b', 'c', 'd'].map((session) => connect(t, pool, { session })))
+  const refused: string[] = []
+  const pids = new Set<number>()
+  const until = Date.now() + 2_500
+  while (Date.now() < until) {
+    for (const client of [first, ...others]) {
+      const result = await client.callTool('roots', {})
+      if (result.isError === true) refused.push((result.content[0] as { text: string }).text)
+      else pids.add(answer<{ pid: number }>(result).pid)
+    }
+    await sleep(20)
+  }
+  t.same(refused, [], 'no call refused while a child was applying its roots')
+  t.equal(pids.size, 2, 'the sessions did spread to the second child once it had settled')
 })
