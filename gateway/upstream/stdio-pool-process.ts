@@ -18,6 +18,8 @@ import { groupGone, groupStarted, signalGroup } from './process-groups.ts'
 
 /** Longest stderr line logged; the rest of a longer line is dropped (`truncated: true`). */
 export const STDERR_LINE_MAX = 2048
+/** How long a write that found stdin closed waits for the process's exit, to say how it ended. */
+const EXIT_WAIT_MS = 500
 
 /**
  * How many warnings about one child's bad output reach the log: 20 per minute, then one line
@@ -69,6 +71,8 @@ export class StdioChildProcess {
   readonly warnings = new WarnBudget()
   readonly #exited: Promise<void>
   #running = true
+  /** How the process ended (`exited with code 1`), once it has. */
+  #ending: string | undefined
 
   private constructor(child: ChildProcess, spec: ChildSpec) {
     this.#child = child
@@ -81,7 +85,8 @@ export class StdioChildProcess {
         // Whatever the leader left in its group goes with it.
         if (signalGroup(this.pid, 'SIGTERM')) setTimeout(() => this.#reapGroup(), 1000).unref()
         else groupGone(this.pid)
-        this.onexit?.(signal === null ? `exited with code ${code}` : `was ended by ${signal}`)
+        this.#ending = signal === null ? `exited with code ${code}` : `was ended by ${signal}`
+        this.onexit?.(this.#ending)
         resolve()
       })
     })
@@ -138,8 +143,16 @@ export class StdioChildProcess {
       const timer = setTimeout(() => reject(new Error(`the process did not read its stdin within ${timeoutMs} ms`)), timeoutMs)
       stdin.write(line, (error) => {
         clearTimeout(timer)
-        if (error) reject(new Error(`writing to the process failed: ${error.message}`))
-        else resolve()
+        if (!error) return resolve()
+        const failure = `writing to the process failed: ${error.message}`
+        if ((error as NodeJS.ErrnoException).code !== 'EPIPE') return reject(new Error(failure))
+        // A process that exits closes its stdin first: what a user needs is how it ended, when that
+        // comes within a moment (a server that exits at once, before reading its initialize).
+        const late = setTimeout(() => reject(new Error(failure)), EXIT_WAIT_MS)
+        void this.#exited.then(() => {
+          clearTimeout(late)
+          reject(new Error(`${failure}: the process ${this.#ending}`))
+        })
       })
     })
   }

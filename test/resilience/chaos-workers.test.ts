@@ -18,6 +18,7 @@ t.test('two workers, one killed with SIGKILL under load', async (t) => {
   const url = await balancer(t, [gateway.url])
   const windows: Array<[number, number]> = []
   const spans: Array<[number, number]> = []
+  const victims: number[] = []
   const result = await underLoad({
     url, sessions: 20, callsPerSecond: Number(process.env.CHAOS_RATE ?? 200), streams: 6, steps: 25,
     faults: async (stream) => {
@@ -29,6 +30,7 @@ t.test('two workers, one killed with SIGKILL under load', async (t) => {
       const at = performance.now()
       const wallAt = Date.now()
       process.kill(victim, 'SIGKILL')
+      victims.push(victim)
       windows.push([at - 50, at + 2000])
       // The primary's log line says when it knew (its clock is this machine's): a connection it dealt before then may be lost.
       const noticed = await gateway.logged((line) => String(line.msg).startsWith('worker killed'), 30_000)
@@ -38,5 +40,5 @@ t.test('two workers, one killed with SIGKILL under load', async (t) => {
       await sleep(3000)
     },
   })
-  await judge(t, url, result, windows, { spans, most: 3 })
+  await judge(t, url, result, windows, { spans, victims, most: 3 })
 })

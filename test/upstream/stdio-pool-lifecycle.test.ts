@@ -3,7 +3,8 @@
 // child replaced after failed pings, bad output that disturbs no other session, stderr in the log.
 import t from 'tap'
 import { TransportError } from '../../gateway/client/index.ts'
-import { STDERR_LINE_MAX } from '../../gateway/upstream/stdio-pool-process.ts'
+import { pino } from 'pino'
+import { STDERR_LINE_MAX, StdioChildProcess } from '../../gateway/upstream/stdio-pool-process.ts'
 import { alive, answer, connect, eventually, poolFor, sleep } from './stdio-harness.ts'
 
 interface Echo { marker: string; id: number; pid: number }
@@ -162,4 +163,14 @@ t.test('stderr lines reach the log with the upstream name, long ones truncated',
   const long = logs.find((line) => line.truncated === true)!
   t.equal(long.stderr?.length, STDERR_LINE_MAX)
   t.equal(long.bytes, 5000)
+})
+
+t.test('a write that meets a closed stdin says how the process ended, when it ends within a moment', async (t) => {
+  // A child exiting at once races the pool's initialize: the write may fail (EPIPE) before the exit
+  // is known, and the error must still say "exited with code …" (seen in a fresh-clone run).
+  const child = await StdioChildProcess.start({ command: ['sh', '-c', 'exec 0<&-; sleep 0.3; exit 7'], env: { PATH: process.env.PATH ?? '' }, cwd: process.cwd(), maxMessageSize: 1 << 20, log: pino({ level: 'silent' }) })
+  t.teardown(() => child.stop(100))
+  await sleep(100) // the shell has closed its stdin by now, and exits 200 ms later
+  const failed = await child.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n', 5_000).then(() => undefined, (error: unknown) => error)
+  t.match(failed, { message: /writing to the process failed: .*EPIPE.*: the process exited with code 7/ })
 })
