@@ -37,7 +37,24 @@ export interface GatewayProcess {
  * `nodeOptions` are added to the gateway's NODE_OPTIONS (a heap limit, say).
  */
 export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000, fileLimit?: number, nodeOptions?: string): Promise<GatewayProcess> {
-  const port = await freePort()
+  // A cluster's chosen port can still be taken before its primary binds it: then again, on another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(t, config, listeners, startTimeoutMs, fileLimit, nodeOptions)
+    } catch (error) {
+      if (attempt === 3 || !/EADDRINUSE/.test((error as Error).message)) throw error
+    }
+  }
+}
+
+async function startOnce(t: Teardown, config: object, listeners: number, startTimeoutMs: number, fileLimit?: number, nodeOptions?: string): Promise<GatewayProcess> {
+  // A single process binds port 0 and logs the port it got: nothing can take the port between the
+  // choice and the bind. (With a port chosen first, a test beside this one could take it in that
+  // window; the gateway then exited and the start failed only at its timeout, seen beside two CPU
+  // hogs.) A cluster keeps a chosen port, so that a worker forked after every other one died binds
+  // the same one.
+  const workers = (config as { workers?: unknown }).workers
+  const port = workers === undefined || workers === 1 ? 0 : await freePort()
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
   const file = path.join(folder, 'gateway.yaml')
   // A Redis store needs a requestState key shared by the hosts (`mcp-edge start` refuses to run without one).
@@ -102,10 +119,21 @@ export async function startGatewayProcess(t: Teardown, config: object, listeners
     })
   }
 
-  const listening = (): number => logs.filter((line) => line.msg === 'mcp-edge listening').length
-  await logged(() => listening() >= listeners, startTimeoutMs)
+  const listening = (): Array<Record<string, unknown>> => logs.filter((line) => line.msg === 'mcp-edge listening')
+  // A process that exits before it listens fails the start at once, with its stderr.
+  let started = false
+  const exitedEarly = exited.then((code) => {
+    if (!started) throw new Error(`mcp-edge start exited (code ${code}) before it listened; stderr: ${stderr}`)
+  })
+  exitedEarly.catch(() => undefined)
+  try {
+    await Promise.race([logged(() => listening().length >= listeners, startTimeoutMs), exitedEarly])
+  } finally {
+    started = true
+  }
+  const url = port === 0 ? String(listening()[0]!.url) : `http://127.0.0.1:${port}`
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     child,
     logs,
     logged,
