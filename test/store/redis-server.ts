@@ -62,8 +62,18 @@ function launch(port: number, options: RedisOptions): Promise<ChildProcess> {
 
 /** Starts redis-server for this test file; it is killed at teardown. */
 export async function startRedis(t: Teardown, options: RedisOptions = {}): Promise<RedisServer> {
-  const port = await freePort()
-  let child: ChildProcess | undefined = await launch(port, options)
+  // A free port can be taken before redis-server binds it (by a test running beside this one): then
+  // another port.
+  let port = await freePort()
+  let child: ChildProcess | undefined
+  for (let attempt = 1; child === undefined; attempt++) {
+    try {
+      child = await launch(port, options)
+    } catch (error) {
+      if (attempt === 3 || !/already in use/i.test((error as Error).message)) throw error
+      port = await freePort()
+    }
+  }
   const stop = async (): Promise<void> => {
     const running = child
     child = undefined
