@@ -14,7 +14,7 @@ import { McpClient } from '../../gateway/client/client.ts'
 import { StreamableHttpTransport } from '../../gateway/client/streamable-http.ts'
 import { startGatewayProcess } from '../cluster/gateway-process.ts'
 import { reapOnExit } from '../store/reaper.ts'
-import { freePort } from '../store/redis-server.ts'
+import { freePort } from '../fixtures/waiting.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
 const root = fileURLToPath(new URL('../../', import.meta.url))

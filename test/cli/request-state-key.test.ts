@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { startGatewayProcess, liveRoute } from '../cluster/gateway-process.ts'
 import { reapOnExit } from '../store/reaper.ts'
-import { freePort, startRedis } from '../store/redis-server.ts'
+import { freePort } from '../fixtures/waiting.ts'
+import { startRedis } from '../store/redis-server.ts'
 
 t.setTimeout(180_000)
 const BIN = fileURLToPath(new URL('../../gateway/bin.mjs', import.meta.url))

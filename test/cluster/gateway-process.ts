@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { reapOnExit } from '../store/reaper.ts'
-import { freePort } from '../store/redis-server.ts'
+import { onFreePort } from '../fixtures/waiting.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
@@ -37,24 +37,17 @@ export interface GatewayProcess {
  * `nodeOptions` are added to the gateway's NODE_OPTIONS (a heap limit, say).
  */
 export async function startGatewayProcess(t: Teardown, config: object, listeners = 1, startTimeoutMs = 30_000, fileLimit?: number, nodeOptions?: string): Promise<GatewayProcess> {
-  // A cluster's chosen port can still be taken before its primary binds it: then again, on another.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(t, config, listeners, startTimeoutMs, fileLimit, nodeOptions)
-    } catch (error) {
-      if (attempt === 3 || !/EADDRINUSE/.test((error as Error).message)) throw error
-    }
-  }
-}
-
-async function startOnce(t: Teardown, config: object, listeners: number, startTimeoutMs: number, fileLimit?: number, nodeOptions?: string): Promise<GatewayProcess> {
+  const start = (port: number): Promise<GatewayProcess> => startOn(port, t, config, listeners, startTimeoutMs, fileLimit, nodeOptions)
   // A single process binds port 0 and logs the port it got: nothing can take the port between the
   // choice and the bind. (With a port chosen first, a test beside this one could take it in that
   // window; the gateway then exited and the start failed only at its timeout, seen beside two CPU
   // hogs.) A cluster keeps a chosen port, so that a worker forked after every other one died binds
-  // the same one.
+  // the same one; it is started again on another when that port was taken.
   const workers = (config as { workers?: unknown }).workers
-  const port = workers === undefined || workers === 1 ? 0 : await freePort()
+  return workers === undefined || workers === 1 ? start(0) : onFreePort(start)
+}
+
+async function startOn(port: number, t: Teardown, config: object, listeners: number, startTimeoutMs: number, fileLimit?: number, nodeOptions?: string): Promise<GatewayProcess> {
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-edge-cluster-'))
   const file = path.join(folder, 'gateway.yaml')
   // A Redis store needs a requestState key shared by the hosts (`mcp-edge start` refuses to run without one).

@@ -6,7 +6,7 @@ import t from 'tap'
 import { configFromObject } from '../../gateway/config/load.ts'
 import { openRouteWarning } from '../../gateway/edge/exposure.ts'
 import { startGateway } from '../../gateway/server/server.ts'
-import { freePort } from '../store/redis-server.ts'
+import { freePort } from '../fixtures/waiting.ts'
 
 const route = { location: '/mcp', handler: path.resolve('handlers/echo.ts'), server: { name: 'echo', version: '1.0.0' } }
 /** A GET with any Host header (fetch will not send a chosen Host). */

@@ -15,7 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { reapOnExit } from '../store/reaper.ts'
-import { freePort, startRedis } from '../store/redis-server.ts'
+import { freePort } from '../fixtures/waiting.ts'
+import { startRedis } from '../store/redis-server.ts'
 
 t.setTimeout(600_000)
 const BIN = fileURLToPath(new URL('../../gateway/bin.mjs', import.meta.url))

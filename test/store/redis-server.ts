@@ -1,7 +1,7 @@
 // A real redis-server on a free loopback port, one per test file, killed at teardown. It can be
 // stopped and started again on the same port (to test outages).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
+import { onFreePort } from '../fixtures/waiting.ts'
 import { reapOnExit } from './reaper.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
@@ -17,18 +17,6 @@ export interface RedisServer {
   freeze(): void
   /** Wakes it (SIGCONT): it runs what waited, in order. */
   thaw(): void
-}
-
-/** A free TCP port on loopback (bound and released; good enough for tests). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
 }
 
 /** Persistence for a server that must keep its data over a restart: an append-only file, synced before each reply. */
@@ -62,18 +50,8 @@ function launch(port: number, options: RedisOptions): Promise<ChildProcess> {
 
 /** Starts redis-server for this test file; it is killed at teardown. */
 export async function startRedis(t: Teardown, options: RedisOptions = {}): Promise<RedisServer> {
-  // A free port can be taken before redis-server binds it (by a test running beside this one): then
-  // another port.
-  let port = await freePort()
-  let child: ChildProcess | undefined
-  for (let attempt = 1; child === undefined; attempt++) {
-    try {
-      child = await launch(port, options)
-    } catch (error) {
-      if (attempt === 3 || !/already in use/i.test((error as Error).message)) throw error
-      port = await freePort()
-    }
-  }
+  const [port, first] = await onFreePort(async (port) => [port, await launch(port, options)] as const)
+  let child: ChildProcess | undefined = first
   const stop = async (): Promise<void> => {
     const running = child
     child = undefined

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { reapOnExit } from './reaper.ts'
-import { freePort } from './redis-server.ts'
+import { freePort } from '../fixtures/waiting.ts'
 
 interface Teardown { teardown(fn: () => unknown): void }
 
