@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { reapOnExit } from '../store/reaper.ts'
-import { freePort } from '../fixtures/waiting.ts'
+import { freePort, onFreePort } from '../fixtures/waiting.ts'
 import { startRedis } from '../store/redis-server.ts'
 
 t.setTimeout(600_000)
@@ -63,10 +63,12 @@ async function startGateway(t: Test, config: string, args: string[] = []): Promi
   return { child, output: () => output }
 }
 
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000, gateway?: { child: ChildProcess; output: () => string }): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    // A gateway that exited will not come: say so at once, with what it wrote.
+    if (gateway !== undefined && gateway.child.exitCode !== null) throw new Error(`the gateway exited (code ${gateway.child.exitCode}) before ${what}: ${gateway.output()}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${gateway === undefined ? '' : `; the gateway wrote: ${gateway.output()}`}`)
     await sleep(100)
   }
 }
@@ -93,14 +95,17 @@ async function connect(t: Test, url: string): Promise<{ client: Client; transpor
 
 /** The same story for every store shape. */
 async function reloadStory(t: Test, extra: object, workers: number): Promise<void> {
-  const port = await freePort()
-  const files = project(t, port, extra)
-  files.writeTools(['alpha'])
-  files.writeConfig()
-  const gateway = await startGateway(t, files.config)
+  // On another port when the free one was taken before the gateway bound it (a test beside this one).
+  const { port, files } = await onFreePort(async (port) => {
+    const files = project(t, port, extra)
+    files.writeTools(['alpha'])
+    files.writeConfig()
+    const gateway = await startGateway(t, files.config)
+    // Every worker listening (each says so), so that every one of them reloads below.
+    await until('every worker to listen', async () => (gateway.output().match(/"msg":"mcp-edge listening"/g) ?? []).length >= workers, 30_000, gateway)
+    return { port, files }
+  })
   const url = `http://127.0.0.1:${port}/mcp`
-  // Every worker listening (each says so), so that every one of them reloads below.
-  await until('every worker to listen', async () => (gateway.output().match(/"msg":"mcp-edge listening"/g) ?? []).length >= workers)
   await until('the gateway to answer', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok)
   const { client, transport } = await connect(t, url)
   const sessionId = transport.sessionId

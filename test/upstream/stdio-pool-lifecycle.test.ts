@@ -168,9 +168,12 @@ t.test('stderr lines reach the log with the upstream name, long ones truncated',
 t.test('a write that meets a closed stdin says how the process ended, when it ends within a moment', async (t) => {
   // A child exiting at once races the pool's initialize: the write may fail (EPIPE) before the exit
   // is known, and the error must still say "exited with code …" (seen in a fresh-clone run).
-  const child = await StdioChildProcess.start({ command: ['sh', '-c', 'exec 0<&-; sleep 0.3; exit 7'], env: { PATH: process.env.PATH ?? '' }, cwd: process.cwd(), maxMessageSize: 1 << 20, log: pino({ level: 'silent' }) })
+  // The shell says on stderr when its stdin is closed (a fixed wait was too short for a loaded machine's start).
+  let closed = false
+  const log = pino({ level: 'info' }, { write: (line: string) => void (closed ||= line.includes('stdin closed')) })
+  const child = await StdioChildProcess.start({ command: ['sh', '-c', 'exec 0<&-; echo stdin closed >&2; sleep 0.3; exit 7'], env: { PATH: process.env.PATH ?? '' }, cwd: process.cwd(), maxMessageSize: 1 << 20, log })
   t.teardown(() => child.stop(100))
-  await sleep(100) // the shell has closed its stdin by now, and exits 200 ms later
+  await eventually(() => closed, 5000)
   const failed = await child.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n', 5_000).then(() => undefined, (error: unknown) => error)
   t.match(failed, { message: /writing to the process failed: .*EPIPE.*: the process exited with code 7/ })
 })
