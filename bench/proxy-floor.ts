@@ -2,16 +2,21 @@
  * The floor under the proxy hop's CPU ratio (issue 25; not part of `npm run bench`):
  * `node --import tsx bench/proxy-floor.ts [seconds] [rounds]` (default 10 s, 3 rounds).
  *
- * proxy-hop.ts divides P's CPU per proxied call by U's per local call. This puts three measuring
- * sticks beside them (bench/servers/floor-servers.mjs), driven by the same paced loader at the same
- * rate over the same sessions, each alone on the server core while it is measured:
+ * proxy-hop.ts divides P's CPU per proxied call by U's per local call. This puts six measuring
+ * sticks beside them (bench/servers/floor-servers.mjs and floor-clients.ts), driven by the same
+ * paced loader at the same rate over the same sessions, each alone on the server core while it is
+ * measured:
  *
  *   E  node:http + JSON.parse, answering the echo itself: what any Node server pays for a call
  *   S  bytes spliced to U, nothing parsed: what any Node process in the path pays
  *   H  node:http in front, a fixed head and the body to U on a pooled socket, no JSON: the least an
  *      HTTP-aware Node proxy pays
+ *   M  H plus the least an MCP-aware proxy does: request parsed, id swapped, answer parsed, id put back
+ *   L  M with the upstream exchange on mcp-edge's lean HTTP/1.1 pool (client/http1.ts)
+ *   C  the upstream call through mcp-edge's McpClient and Streamable HTTP transport, behind a bare
+ *      node:http server: P without the gateway's server side
  *
- * Each round measures U directly, then (U on the load core, as in proxy-hop.ts) E, S, H and P.
+ * Each round measures U directly, then (U on the load core, as in proxy-hop.ts) each stick and P.
  * Printed: CPU per call of each (user / system, µs) and its ratio to the same round's U.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -26,6 +31,7 @@ const rounds = Number(process.argv[3] ?? 3)
 const RATE = 1000
 const SESSIONS = 20
 const floorServers = fileURLToPath(new URL('./servers/floor-servers.mjs', import.meta.url))
+const floorClients = ['--import', 'tsx', fileURLToPath(new URL('./servers/floor-clients.ts', import.meta.url))]
 
 /** utime and stime of a process, µs. */
 function userSystemUs(pid: number): [number, number] {
@@ -34,8 +40,9 @@ function userSystemUs(pid: number): [number, number] {
   return [Number(fields[11]) * 10_000, Number(fields[12]) * 10_000]
 }
 
-async function startFloor(args: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const [command, argv] = pinned(SERVER_CORES, process.execPath, [floorServers, ...args])
+/** A measuring stick's process: floor-servers.mjs by default, or `script` (node's arguments before `args`). */
+async function startFloor(args: string[], script = [floorServers]): Promise<{ child: ChildProcess; url: string }> {
+  const [command, argv] = pinned(SERVER_CORES, process.execPath, [...script, ...args])
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout!.setEncoding('utf8').on('data', (text: string) => {
@@ -65,15 +72,22 @@ const floors = {
   E: await startFloor(['echo']),
   S: await startFloor(['splice', hostname, port]),
   H: await startFloor(['http-proxy', hostname, port, pathname]),
+  M: await startFloor(['mcp-proxy', hostname, port, pathname]),
+  L: await startFloor(['lean-exchange', upstream.url], floorClients),
+  C: await startFloor(['gateway-client', upstream.url], floorClients),
 }
 try {
   const direct = await sessionsOn(upstream.url, SESSIONS)
   const proxied = await sessionsOn(proxy.url, SESSIONS)
-  // U's sessions serve E (which checks none), S and H (which pass the session header to U).
+  // U's sessions serve E (which checks none), S, H, M and L (which pass the session header to U); C
+  // opens one upstream session per downstream one, as P does.
   const targets: Array<[string, string, string[], number]> = [
     ['E', floors.E.url, direct, floors.E.child.pid!],
     ['S', floors.S.url, direct, floors.S.child.pid!],
     ['H', floors.H.url, direct, floors.H.child.pid!],
+    ['M', floors.M.url, direct, floors.M.child.pid!],
+    ['L', floors.L.url, direct, floors.L.child.pid!],
+    ['C', floors.C.url, direct, floors.C.child.pid!],
     ['P', proxy.url, proxied, proxy.pid],
   ]
   // Warm-up as long as a measured run, each target (proxy-hop.ts: P was still optimising after 3 s).
