@@ -29,6 +29,7 @@ import { ChildRequests } from './stdio-pool-inbound.ts'
 import { StdioChildProcess } from './stdio-pool-process.ts'
 import { ChildSubscriptions } from './stdio-pool-subscriptions.ts'
 import { ChildLiveness } from './stdio-pool-liveness.ts'
+import { RootsSettle } from './stdio-pool-roots.ts'
 import { DISCOVER, DISCOVER_PARAMS, handshakeChild, NotModernError, onlyRequest, type PoolSession } from './stdio-pool-session.ts'
 
 export type { PoolSession } from './stdio-pool-session.ts'
@@ -81,6 +82,8 @@ export class PoolChild {
   #process: StdioChildProcess | undefined
   #stopped: Promise<void> | undefined
   #nextId = 0
+  /** Until the child has its roots (stdio-pool-roots.ts): its first requests wait. */
+  #roots: RootsSettle | undefined
   #requestsInFlight = 0
   readonly #outbound = new Map<number, Outbound>()
   /** Sessions with at least one request in flight: the candidates for a server→client request. */
@@ -163,6 +166,8 @@ export class PoolChild {
    * the child cannot take it. A call that may ask waits while another session has one in flight.
    */
   forward(session: PoolSession, message: JsonRpcRequest): Promise<void> {
+    const roots = this.#roots
+    if (roots !== undefined) return roots.done.then(() => this.forward(session, message))
     if (session.canBeAsked && this.#asks !== undefined && MAY_ASK.has(message.method)) {
       const key = message.method === 'resources/read' ? message.method : `${message.method}\0${String(message.params?.name)}`
       if (!this.#asks.mayAsk(key)) return this.#dispatch(session, message, key, false)
@@ -259,7 +264,15 @@ export class PoolChild {
         throw new Error('stopped while starting')
       }
       const startMs = pool.start_timeout * 1000
+      const roots = handshake === DISCOVER ? undefined : RootsSettle.for(this.#config, handshake)
+      if (roots !== undefined) {
+        this.#roots = roots
+        void roots.done.then(() => {
+          if (this.#roots === roots) this.#roots = undefined
+        })
+      }
       const result = await handshakeChild(handshake, (method, params, anyAnswer) => this.#request(method, params, startMs, anyAnswer), (message) => this.#write(message))
+      roots?.initialized()
       this.state = 'ready'
       this.readySince = Date.now()
       this.#log.info({ childPid: this.pid, protocolVersion: result.protocolVersion }, 'stdio upstream child ready')
@@ -282,7 +295,10 @@ export class PoolChild {
     if (typeof message.method === 'string') {
       const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>
       if (!('id' in message)) return this.#notification(message.method, params, message as unknown as JsonRpcNotification)
-      if (typeof message.id === 'string' || typeof message.id === 'number') return this.#router.route(message as unknown as JsonRpcRequest, params)
+      if (typeof message.id === 'string' || typeof message.id === 'number') {
+        if (message.method === 'roots/list') this.#roots?.asked(message.id)
+        return this.#router.route(message as unknown as JsonRpcRequest, params)
+      }
       return this.#junk('a request with an invalid id', raw)
     }
     if ('result' in message || 'error' in message) return this.#response(message)
@@ -377,6 +393,8 @@ export class PoolChild {
   #write(message: JsonRpcMessage): Promise<void> {
     const child = this.#process
     if (child === undefined || this.state === 'gone') return Promise.reject(new Error('the child is not running'))
+    // Stdin keeps order: an answer written now is read before any request written after it.
+    if (this.#roots !== undefined && !('method' in message) && message.id !== null) this.#roots.written(message.id)
     return child.write(JSON.stringify(message) + '\n', this.#config.pool.ping_timeout * 1000).catch((error: unknown) => {
       // A child that does not take its stdin in time is as hung as one that does not answer pings.
       this.#die(`its stdin failed: ${(error as Error).message}`, true)
@@ -411,6 +429,7 @@ export class PoolChild {
     if (this.state === 'gone') return
     this.state = 'gone'
     this.#liveness.stop()
+    this.#roots?.end()
     if (unexpected) this.#log.warn({ childPid: this.pid, reason }, 'stdio upstream child lost')
     else this.#log.info({ childPid: this.pid, reason }, 'stdio upstream child stopped')
     const internal = [...this.#outbound.values()].filter((outbound) => outbound.internal !== undefined)

@@ -114,3 +114,17 @@ t.test('isolation: session: each user\'s child gets that user\'s roots, and only
   t.equal(await read(a, join(dirs.b, 'notes-b.txt')), undefined, 'A cannot')
   t.ok(a.asked > 0 && b.asked > 0, 'each user was asked by its own child')
 })
+
+t.test('isolation: session: a new session\'s first call already has its roots (no listing first, no retry)', async (t) => {
+  // server-filesystem asks for roots once initialized and applies them in its own time: a call
+  // written right behind the handshake met an empty sandbox ("Access denied") on every new session.
+  const gateway = await gatewayWith(t, [proxyRoute({ command: ['node', filesystem], isolation: 'session' })])
+  for (let round = 0; round < 4; round++) {
+    const [own, other] = round % 2 === 0 ? [dirs.a, dirs.b] : [dirs.b, dirs.a]
+    const who = await user(t, `${gateway.url}/fs`, own)
+    const file = own === dirs.a ? join(dirs.a, 'secret-a.txt') : join(dirs.b, 'notes-b.txt')
+    t.equal(await read(who, file), own === dirs.a ? 'only for user A' : 'only for user B', `session ${round + 1}: its first call reads its own file`)
+    t.equal(await read(who, join(other, other === dirs.a ? 'secret-a.txt' : 'notes-b.txt')), undefined, `session ${round + 1}: not the other user's`)
+    t.equal(who.asked, 1, `session ${round + 1}: its child asked its client once`)
+  }
+})
