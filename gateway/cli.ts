@@ -150,7 +150,7 @@ async function check(file: string, offline = false): Promise<number> {
       tools += endpoint.registry.toolCount
       endpoint.close()
     } catch (error) {
-      problems.push(`route ${route.location}: ${route.handler}: handler setup failed: ${(error as Error).message}`)
+      problems.push(`route ${route.location}: ${route.handler === undefined ? 'proxy setup' : `${route.handler}: handler setup`} failed: ${(error as Error).message}`)
     }
   }
   await store.close()

@@ -78,6 +78,7 @@ export function normalise(doc: ValidatedDocument, file: string): GatewayConfig {
         ...(upstream.sse === undefined ? {} : { url: upstream.sse }),
         headers: { ...upstream.headers },
         ...(upstream.command === undefined ? {} : { cwd: path.resolve(folder, upstream.cwd ?? '.') }),
+        ...(upstream.state_dir === undefined ? {} : { state_dir: path.resolve(folder, upstream.state_dir) }),
         ...(upstream.auth === undefined ? {} : { auth: upstreamAuth(upstream.auth, folder) }),
         ...(upstream.tls === undefined ? {} : { tls: upstreamTls(upstream.tls, folder) }),
         ...(upstream.openapi === undefined ? {} : { openapi: openApiConfig(upstream.openapi, folder) }),

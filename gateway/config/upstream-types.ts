@@ -66,6 +66,8 @@ export interface UpstreamConfig {
   isolation?: 'shared' | 'session' | 'principal'
   /** stdio, `shared`/`principal`: the roots the child is told (folders or file:// URIs), never a user's. */
   roots?: string[]
+  /** stdio, `principal`/`session`: the folder of each unit's own folders, absolute once loaded (stdio-pool-state.ts). */
+  state_dir?: string
   pool?: { min?: number; max?: number; idle_timeout?: number; ping_interval?: number; ping_timeout?: number; start_timeout?: number }
   /** How the gateway authenticates to this upstream, for the caller (one kind; docs/upstream-credentials.md). */
   auth?: UpstreamAuthConfig

@@ -277,7 +277,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       if (options.limiter === undefined) await limiter?.close().catch(() => undefined)
       const reason = error instanceof Error ? error.message : String(error)
       throw Object.assign(
-        new EdgeError('MCP_EDGE_HANDLER_INVALID', `route ${route.location}: ${route.handler}: handler setup failed: ${reason}`),
+        new EdgeError('MCP_EDGE_HANDLER_INVALID', `route ${route.location}: ${route.handler === undefined ? 'proxy setup' : `${route.handler}: handler setup`} failed: ${reason}`),
         { cause: error },
       )
     }

@@ -30,6 +30,7 @@ import { StdioChildProcess } from './stdio-pool-process.ts'
 import { ChildSubscriptions } from './stdio-pool-subscriptions.ts'
 import { ChildLiveness } from './stdio-pool-liveness.ts'
 import { RootsSettle } from './stdio-pool-roots.ts'
+import { prepareFolder, type Launch } from './stdio-pool-state.ts'
 import { DISCOVER, DISCOVER_PARAMS, handshakeChild, NotModernError, onlyRequest, type PoolSession } from './stdio-pool-session.ts'
 
 export type { PoolSession } from './stdio-pool-session.ts'
@@ -82,6 +83,7 @@ export class PoolChild {
   #process: StdioChildProcess | undefined
   #stopped: Promise<void> | undefined
   #nextId = 0
+  readonly #launch: Launch | undefined
   /** Until the child has its roots (stdio-pool-roots.ts): its first requests wait. */
   #roots: RootsSettle | undefined
   #requestsInFlight = 0
@@ -99,9 +101,11 @@ export class PoolChild {
   /** Serves 2026-07-28 requests (started with a discover, never initialized). */
   readonly modern: boolean
 
-  constructor(config: StdioUpstreamConfig, handshake: JsonObject | typeof DISCOVER, log: Logger, graceMs: number) {
+  /** `launch`: how to start it when not as `config` says (a unit's own folder, stdio-pool-state.ts). */
+  constructor(config: StdioUpstreamConfig, handshake: JsonObject | typeof DISCOVER, log: Logger, graceMs: number, launch?: Launch) {
     this.modern = handshake === DISCOVER
     this.#config = config
+    this.#launch = launch
     this.#log = log
     this.#graceMs = graceMs
     this.#asks = config.isolation === 'session' ? undefined : new AskGate()
@@ -252,8 +256,10 @@ export class PoolChild {
   }
 
   async #boot(handshake: JsonObject | typeof DISCOVER): Promise<JsonObject> {
-    const { command, env, cwd, max_message_size: maxMessageSize, pool } = this.#config
+    const { max_message_size: maxMessageSize, pool } = this.#config
+    const { command, env, cwd } = this.#launch ?? this.#config
     try {
+      if (this.#launch !== undefined) await prepareFolder(this.#launch.cwd)
       const child = await StdioChildProcess.start({ command, env, cwd, maxMessageSize, log: this.#log })
       this.#process = child
       this.pid = child.pid

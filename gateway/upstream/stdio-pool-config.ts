@@ -46,6 +46,12 @@ export interface StdioUpstreamConfig {
    * with a user's); undefined: such a child is told of no roots capability at all.
    */
   roots?: Array<{ uri: string; name?: string }>
+  /**
+   * `principal` and `session` only: the folder under which each principal's (or session's) child
+   * gets a folder of its own, its working directory and what `{state_dir}` in `command` and `env`
+   * stands for (stdio-pool-state.ts).
+   */
+  stateDir?: string
 }
 
 /** The upstream as written in the config (after `${VAR}` interpolation). */
@@ -59,6 +65,8 @@ export interface StdioUpstreamInput {
   max_message_size?: number
   /** Folders (or `file://` URIs) a shared child's roots/list is answered with; relative paths from `cwd`. */
   roots?: string[]
+  /** A folder of per-principal (or per-session) folders, relative to the config file's folder. */
+  state_dir?: string
 }
 
 /** Defaults of `pool`; `max` depends on the isolation. */
@@ -112,6 +120,7 @@ export const STDIO_UPSTREAM_SCHEMA = {
     },
     max_message_size: { type: 'integer', minimum: 1024 },
     roots: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1 } },
+    state_dir: { type: 'string', minLength: 1 },
   },
 } as const
 
@@ -146,8 +155,17 @@ export function resolveStdioUpstream(input: StdioUpstreamInput, baseDir: string)
   Object.assign(env, input.env)
   const config: StdioUpstreamConfig = { name: input.name, command: argv, env, cwd, isolation, pool, max_message_size: input.max_message_size ?? STDIO_POOL_DEFAULTS.max_message_size }
   if (input.roots !== undefined) config.roots = input.roots.map((root) => rootOf(root, cwd))
+  if (input.state_dir !== undefined) {
+    if (isolation === 'shared') throw new Error(`upstream ${input.name}: state_dir needs isolation: principal or session (a shared child is one unit for everyone)`)
+    config.stateDir = resolve(baseDir, input.state_dir)
+  } else if ([...argv, ...Object.values(input.env ?? {})].some((word) => word.includes(STATE_DIR_TOKEN))) {
+    throw new Error(`upstream ${input.name}: ${STATE_DIR_TOKEN} is used but state_dir is not set`)
+  }
   return config
 }
+
+/** What stands for a unit's own folder in `command` and `env` (stdio-pool-state.ts). */
+export const STATE_DIR_TOKEN = '{state_dir}'
 
 /** A configured root as roots/list gives it: `file://` URIs as they are, a path made one (resolved against `cwd`). */
 function rootOf(root: string, cwd: string): { uri: string; name?: string } {

@@ -8,6 +8,7 @@ import { LATEST_STATEFUL_VERSION } from '../wire/versions.ts'
 import type { PoolChild } from './stdio-pool-child.ts'
 import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
 import type { StdioPoolTransport } from './stdio-pool-transport.ts'
+import { unitFolder } from './stdio-pool-state.ts'
 
 /** Restart backoff: the wait after the n-th failure in a row is min(initialMs × 2^(n-1), maxMs). */
 export interface StdioBackoff {
@@ -30,6 +31,8 @@ export interface Group {
   restartTimer?: NodeJS.Timeout
   /** Crashed children that served sessions, to be replaced when the backoff allows. */
   replacements: number
+  /** The unit's own folder, with `state_dir` (stdio-pool-state.ts). */
+  stateFolder?: string
 }
 
 /** 100 ms doubling to 10 s, reset after 10 s of good run. */
@@ -53,7 +56,9 @@ function sharedCapabilities(config: StdioUpstreamConfig): JsonObject {
 /** A group with no child yet: `shared`'s holds up to pool.max children, the others one. */
 export function newGroup(key: string, config: StdioUpstreamConfig): Group {
   const capacity = key === '*' ? config.pool.max : 1
-  return { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0, replacements: 0 }
+  const group: Group = { key, capacity, children: [], sessions: new Set(), handshake: undefined, failures: 0, retryAt: 0, replacements: 0 }
+  if (config.stateDir !== undefined && key !== '*') group.stateFolder = unitFolder(config.stateDir, key)
+  return group
 }
 
 /** The key of `session`'s group under `isolation`. */

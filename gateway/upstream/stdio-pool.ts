@@ -28,6 +28,7 @@ import type { StdioUpstreamConfig } from './stdio-pool-config.ts'
 import { ModernChannel, type ModernOptions } from './stdio-pool-modern.ts'
 import { StdioPoolTransport, type PoolHost, type StdioPoolKey } from './stdio-pool-transport.ts'
 import { DEFAULT_BACKOFF, failed, groupKey, leastLoaded, newGroup, sharedHandshake, type Group, type StdioBackoff } from './stdio-pool-group.ts'
+import { launchIn, removeFolder } from './stdio-pool-state.ts'
 
 export type { StdioPoolKey } from './stdio-pool-transport.ts'
 export type { StdioBackoff } from './stdio-pool-group.ts'
@@ -164,7 +165,10 @@ export class StdioPool implements PoolHost {
     stopping.push(this.#modern.close())
     for (const group of this.#groups.values()) {
       clearTimeout(group.restartTimer)
-      for (const child of [...group.children]) stopping.push(child.stop('the pool closed'))
+      const stopped = Promise.all([...group.children].map((child) => child.stop('the pool closed')))
+      stopping.push(stopped.then(noop))
+      // A session's state ends with its child; a principal's is kept.
+      if (group.stateFolder !== undefined && this.config.isolation === 'session') stopping.push(this.#removeFolder(group.stateFolder, stopped))
     }
     this.#groups.clear()
     await Promise.all(stopping)
@@ -226,8 +230,9 @@ export class StdioPool implements PoolHost {
     if (group === undefined) return
     group.sessions.delete(session)
     if (this.config.isolation === 'session') {
-      for (const child of group.children) void child.stop('the session closed')
+      const stopped = Promise.all(group.children.map((child) => child.stop('the session closed')))
       this.#forget(group)
+      if (group.stateFolder !== undefined) void this.#removeFolder(group.stateFolder, stopped)
     } else if (group.sessions.size === 0 && group.children.length === 0 && group.key !== '*') {
       this.#forget(group)
     }
@@ -281,7 +286,8 @@ export class StdioPool implements PoolHost {
 
   #spawn(group: Group): PoolChild {
     const handshake = group.handshake ?? sharedHandshake(this.config, this.#clientInfo)
-    const child = new PoolChild(this.config, handshake, this.#log, this.#graceMs)
+    const launch = group.stateFolder === undefined ? undefined : launchIn(this.config, group.stateFolder)
+    const child = new PoolChild(this.config, handshake, this.#log, this.#graceMs, launch)
     child.ondeath = (gone, _reason, unexpected, served) => this.#died(group, gone, unexpected, served)
     child.onidle = (idle) => this.#idle(group, idle)
     group.children.push(child)
@@ -343,6 +349,11 @@ export class StdioPool implements PoolHost {
   #forget(group: Group): void {
     clearTimeout(group.restartTimer)
     this.#groups.delete(group.key)
+  }
+
+  /** A session's folder, removed once its children have stopped. */
+  #removeFolder(folder: string, stopped: Promise<unknown>): Promise<void> {
+    return removeFolder(folder, stopped).catch((error: unknown) => this.#log.warn({ folder, reason: (error as Error).message }, 'could not remove a session\'s state folder'))
   }
 }
 
