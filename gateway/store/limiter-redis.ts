@@ -98,10 +98,13 @@ export class RedisLimiter implements Limiter {
   readonly #redis: LimiterCommands
   readonly #prefix: string
   readonly #tag: string
+  readonly #connected: Promise<void>
 
   constructor(options: RedisLimiterOptions) {
     const redis = connectRedis(options, 'commands')
     redis.on('error', () => undefined) // the store reports outages; a check while Redis is away fails with 503
+    // A cluster client answers nothing before it has read the cluster's slots: a check then is a 503.
+    this.#connected = new Promise((resolve) => redis.once('ready', () => resolve()))
     this.#redis = defineScripts<LimiterCommands>(redis, {
       mcpEdgeLimitTake: { lua: TAKE },
       mcpEdgeLimitAdmit: { numberOfKeys: 2, lua: ADMIT },
@@ -148,6 +151,11 @@ export class RedisLimiter implements Limiter {
     // Time left is the idle TTL less the time since the last touch: unused long enough means little left.
     const idle = theirs.filter(([, left]) => left !== -1 && idleTtlMs - left >= RECLAIM_IDLE_MS)
     return idle.sort((a, b) => a[1] - b[1]).slice(0, RECLAIM_CANDIDATES).map(([id]) => id)
+  }
+
+  /** Resolves once the connection was first ready (a check made before it is refused with 503, as in an outage). */
+  connected(): Promise<void> {
+    return this.#connected
   }
 
   async close(): Promise<void> {

@@ -61,7 +61,7 @@ limiterContract(t, 'redis', async (t) => {
   const limiter = new RedisLimiter(options)
   const other = new RedisLimiter(options)
   const store = new RedisStore({ url: redis.url, keyPrefix: 'limits:', eventCapacity: 16, cacheTtl: 60, connectTimeout: 2, commandTimeout: 2 })
-  await store.connected()
+  await Promise.all([store.connected(), limiter.connected(), other.connected()])
   t.teardown(async () => {
     await Promise.all([limiter.close(), other.close(), store.close()])
   })

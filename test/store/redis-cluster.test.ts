@@ -28,7 +28,7 @@ limiterContract(t, 'redis cluster', async (t) => {
   const limiter = new RedisLimiter(options)
   const other = new RedisLimiter(options)
   const store = new RedisStore({ cluster: cluster.nodes, keyPrefix: 'lim:', eventCapacity: 16, cacheTtl: 60, connectTimeout: 2, commandTimeout: 1 })
-  await store.connected()
+  await Promise.all([store.connected(), limiter.connected(), other.connected()])
   t.teardown(async () => {
     await Promise.all([limiter.close(), other.close(), store.close()])
   })
