@@ -302,7 +302,10 @@ export class PoolChild {
       const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Record<string, unknown>
       if (!('id' in message)) return this.#notification(message.method, params, message as unknown as JsonRpcNotification)
       if (typeof message.id === 'string' || typeof message.id === 'number') {
-        if (message.method === 'roots/list') this.#roots?.asked(message.id)
+        if (message.method === 'roots/list') {
+          RootsSettle.askedBy(this.#config)
+          this.#roots?.asked(message.id)
+        }
         return this.#router.route(message as unknown as JsonRpcRequest, params)
       }
       return this.#junk('a request with an invalid id', raw)

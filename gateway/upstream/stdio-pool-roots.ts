@@ -36,6 +36,14 @@ export class RootsSettle {
   #asked: RequestId | undefined
   #settled = false
 
+  /**
+   * A child of `upstream` asked for roots, whether or not one waits for it: a server learnt not to
+   * ask (its first child was slower than ROOTS_ASK_MS) is waited for again from its next child on.
+   */
+  static askedBy(upstream: object): void {
+    learnt.set(upstream, true)
+  }
+
   /** Undefined when nothing needs waiting for: the handshake declared no roots, or this upstream is known not to ask. */
   static for(upstream: object, handshake: unknown): RootsSettle | undefined {
     const capabilities = (handshake as { capabilities?: { roots?: unknown } } | undefined)?.capabilities

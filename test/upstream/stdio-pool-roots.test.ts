@@ -38,6 +38,8 @@ t.test('a child that does not ask within the window: its requests go, and the up
   t.ok(Date.now() - started >= ROOTS_ASK_MS - 5, `waited the ask window (${ROOTS_ASK_MS} ms)`)
   t.equal(RootsSettle.for(upstream, WITH_ROOTS), undefined, 'learnt: no wait for the next child')
   t.ok(RootsSettle.for({}, WITH_ROOTS) !== undefined, 'another upstream (or the next generation\'s config) learns anew')
+  RootsSettle.askedBy(upstream)
+  t.ok(RootsSettle.for(upstream, WITH_ROOTS) !== undefined, 'a child that asks later, past the window, has the next children wait again')
 })
 
 t.test('a child that goes away ends the wait at once', async (t) => {
