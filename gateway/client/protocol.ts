@@ -39,6 +39,13 @@ export type RequestOptions = ClientRequestOptions & {
    * a result whose `isError` is true, or any answer the check does not read, comes parsed as usual.
    */
   resultAsSent?: boolean
+  /**
+   * Each progress notification of this request restarts its timeout, up to `maxTotalTimeoutMs` from
+   * when it was sent (Infinity when absent): a long call that says it is working is not cut at the
+   * first timeout, and one that never ends still is (the spec's maximum).
+   */
+  resetTimeoutOnProgress?: boolean
+  maxTotalTimeoutMs?: number
 }
 
 /** What a handler of a server→client request receives besides its params. */
@@ -236,6 +243,7 @@ export class Protocol {
   #progress(params: JsonObject): void {
     const pending = this.#pending.get(params.progressToken as RequestId)
     if (pending?.onProgress === undefined || typeof params.progress !== 'number') return
+    pending.progressed()
     let verdict: boolean | void
     try {
       verdict = pending.onProgress(params.progress, params.total as number | undefined, params.message as string | undefined)
@@ -313,9 +321,15 @@ class Pending {
   #signal: AbortLike | undefined
   readonly #resolve: (result: JsonObject) => void
   readonly #reject: (error: Error) => void
-  /** When the request times out (performance.now()); Infinity: never. The protocol's one timer watches it. */
-  readonly deadline: number
+  /**
+   * When the request times out (performance.now()); Infinity: never. The protocol's one timer watches
+   * it: a deadline moved later (progress) is found when the timer fires at the old one, and set again.
+   */
+  deadline: number
   readonly #timeoutMs: number
+  /** The latest the deadline may move to on progress; undefined: progress does not move it. */
+  readonly #latest: number | undefined
+  readonly #maxTotalMs: number
   #onAbort: (() => void) | undefined
 
   constructor(protocol: Protocol, id: RequestId, method: string, timeoutMs: number, options: RequestOptions, resolve: (result: JsonObject) => void, reject: (error: Error) => void) {
@@ -329,7 +343,10 @@ class Pending {
     this.#signal = options.signal
     // 0 means no timeout, as in lua-resty-mcp.
     this.#timeoutMs = timeoutMs
-    this.deadline = timeoutMs === 0 ? Infinity : performance.now() + timeoutMs
+    const now = performance.now()
+    this.deadline = timeoutMs === 0 ? Infinity : now + timeoutMs
+    this.#maxTotalMs = options.maxTotalTimeoutMs ?? Infinity
+    this.#latest = options.resetTimeoutOnProgress === true && timeoutMs !== 0 ? now + this.#maxTotalMs : undefined
     const signal = options.signal
     if (signal !== undefined) {
       this.#onAbort = () => this.cancel(reasonOf(signal.reason))
@@ -353,9 +370,15 @@ class Pending {
     this.#reject(new CancelledError(reason, { requestId: this.#id }))
   }
 
+  /** The server reported progress: with resetTimeoutOnProgress, the timeout starts again (within the latest). */
+  progressed(): void {
+    if (this.#latest !== undefined) this.deadline = Math.min(performance.now() + this.#timeoutMs, this.#latest)
+  }
+
   /** The request's deadline passed: ends it with TimeoutError and tells the server. */
   timedOut(): void {
-    const timeoutMs = this.#timeoutMs
+    // Progress kept it going up to the most it may take: that is the time it had.
+    const timeoutMs = this.#latest !== undefined && this.deadline >= this.#latest ? this.#maxTotalMs : this.#timeoutMs
     if (!this.#protocol.forget(this.#id)) return
     this.#tellServer(`timed out after ${timeoutMs} ms`)
     this.#letGo()

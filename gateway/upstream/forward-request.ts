@@ -57,6 +57,12 @@ export async function statelessRequest(stateless: Pick<StatelessUpstream, 'reque
 }
 
 /**
+ * How many times its timeout a call that keeps reporting progress may run in all (the spec asks for
+ * a maximum however much progress comes): 100 s at the default 10 s timeout.
+ */
+export const PROGRESS_TIMEOUT_FACTOR = 10
+
+/**
  * The client's options for `ctx`'s request: its timeout, cancellation, progress, the context the
  * upstream's own requests are asked in, and whether its result may come back unparsed (ForwardExtra.resultAsSent).
  */
@@ -66,7 +72,12 @@ export function requestOptions(ctx: RequestContext | undefined, timeoutMs: numbe
   options.context = ctx
   options.signal = cancellationOf(ctx)
   const token = ctx._meta?.progressToken
-  if (typeof token === 'string' || typeof token === 'number') options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
+  if (typeof token === 'string' || typeof token === 'number') {
+    options.onProgress = (progress, total, message) => void ctx.progress(progress, total, message)
+    // A call that reports progress is working: each report restarts its timeout, up to a bound.
+    options.resetTimeoutOnProgress = true
+    options.maxTotalTimeoutMs = timeoutMs * PROGRESS_TIMEOUT_FACTOR
+  }
   return options
 }
 

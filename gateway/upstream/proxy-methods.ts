@@ -316,6 +316,7 @@ async function forwardCall(proxy: ProxyRoute, record: SessionRecord, target: Tar
     // Consent is asked through the protocol (a URL elicitation error); a credential that failed is this call's result.
     if (error instanceof ConsentRequiredError) throw proxy.asClientError(target.upstream, error)
     if (error instanceof CredentialError) return { content: [{ type: 'text', text: error.message }], isError: true }
+    if (error instanceof TimeoutError) return timedOutResult(target.upstream, error.timeoutMs)
     return unavailableResult(target.upstream, describeFailure(error))
   }
   // An SDK-built upstream says "no such tool" as a tool result: the client gets the spec's -32602 (unknown-tool.ts).
@@ -341,6 +342,12 @@ function paramHeaderValues(target: Target, args: unknown): Record<string, string
 function unavailableResult(upstream: string, reason: string | undefined): JsonObject {
   const text = `The upstream server "${upstream}" is unavailable${reason === undefined ? '' : `: ${reason}`}. Try again later.`
   return { content: [{ type: 'text', text }], isError: true, _meta: { [META_UNAVAILABLE]: [upstream] } }
+}
+
+/** A call the upstream did not answer in time: this call's result (the upstream is not down for it, see ProxyRoute.#forwardOnce). */
+function timedOutResult(upstream: string, timeoutMs: number): JsonObject {
+  const text = `The upstream server "${upstream}" did not answer this call within ${timeoutMs / 1000} s (the upstream's timeout; a call that reports progress gets longer).`
+  return { content: [{ type: 'text', text }], isError: true }
 }
 
 /** Lists read to learn where names lead, not to show anyone: no scope filter (a call is checked on its own). */

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino'
 import type { McpClient } from '../client/client.ts'
-import { RpcError } from '../client/errors.ts'
+import { RpcError, TimeoutError } from '../client/errors.ts'
 import type { RouteConfig, UpstreamConfig } from '../config/types.ts'
 import type { McpError } from '../wire/errors.ts'
 import type { RequestContext } from '../registry/context.ts'
@@ -251,7 +251,9 @@ export class ProxyRoute implements LinkHost {
     } catch (error) {
       // A stdio call's failure is that call's: a slow one timed out, a crash is the pool's to report (and restart).
       if (upstream.url === undefined) throw error
-      if (isUnavailability(error) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
+      // A call that timed out is that call's (a slow tool): the upstream answers others meanwhile, and a
+      // hung one is found by its probe. Only a failure to reach it marks it down for every caller.
+      if (isUnavailability(error) && !(error instanceof TimeoutError) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
       else if (error instanceof RpcError) health.ok()
       const kind = upstreamErrorKind(error)
       this.endpoint.calls?.upstreamCall(name, (performance.now() - started) / 1000, kind)
