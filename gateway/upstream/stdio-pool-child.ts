@@ -259,7 +259,7 @@ export class PoolChild {
     const { max_message_size: maxMessageSize, pool } = this.#config
     const { command, env, cwd } = this.#launch ?? this.#config
     try {
-      if (this.#launch !== undefined) await prepareFolder(this.#launch.cwd)
+      if (this.#launch !== undefined) await prepareFolder(this.#launch.folder)
       const child = await StdioChildProcess.start({ command, env, cwd, maxMessageSize, log: this.#log })
       this.#process = child
       this.pid = child.pid

@@ -48,8 +48,7 @@ export interface StdioUpstreamConfig {
   roots?: Array<{ uri: string; name?: string }>
   /**
    * `principal` and `session` only: the folder under which each principal's (or session's) child
-   * gets a folder of its own, its working directory and what `{state_dir}` in `command` and `env`
-   * stands for (stdio-pool-state.ts).
+   * gets a folder of its own, what `{state_dir}` in `command` and `env` stands for (stdio-pool-state.ts).
    */
   stateDir?: string
 }

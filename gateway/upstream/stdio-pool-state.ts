@@ -7,8 +7,10 @@
  *   state_dir/principal-<sha-256 of the principal, 32 hex digits>/   kept: the principal's data, on every worker and host that mounts it
  *   state_dir/session-<random uuid>/                                removed once the session's child has stopped (the session ended)
  *
- * The child starts in its folder, and `{state_dir}` in its `command` and `env` stands for it, e.g.
- * `env: { MEMORY_FILE_PATH: "{state_dir}/memory.jsonl" }`. No principal's name reaches the disk.
+ * `{state_dir}` in the child's `command` and `env` stands for it, e.g.
+ * `env: { MEMORY_FILE_PATH: "{state_dir}/memory.jsonl" }`. The child's working directory stays the
+ * upstream's `cwd`: a command's relative paths (`../node_modules/…/index.js`) keep meaning what they
+ * meant. No principal's name reaches the disk.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { mkdir, rm } from 'node:fs/promises'
@@ -20,6 +22,8 @@ export interface Launch {
   readonly command: string[]
   readonly env: Record<string, string>
   readonly cwd: string
+  /** The unit's folder, made before the child starts. */
+  readonly folder: string
 }
 
 /** The folder of the group `groupKey` (`p:<principal>` or `s:<serial>`, stdio-pool-group.ts) under `stateDir`. */
@@ -28,12 +32,12 @@ export function unitFolder(stateDir: string, groupKey: string): string {
   return path.join(stateDir, `session-${randomUUID()}`)
 }
 
-/** `config`'s launch with `folder` as the child's own: its working directory, and `{state_dir}` filled in. */
+/** `config`'s launch for the unit whose folder is `folder`: `{state_dir}` filled in. */
 export function launchIn(config: StdioUpstreamConfig, folder: string): Launch {
   const fill = (text: string): string => text.replaceAll(STATE_DIR_TOKEN, folder)
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(config.env)) env[name] = fill(value)
-  return { command: config.command.map(fill), env, cwd: folder }
+  return { command: config.command.map(fill), env, cwd: config.cwd, folder }
 }
 
 /** Makes the folder (only its owner may read it) before its child starts. */

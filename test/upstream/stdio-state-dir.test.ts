@@ -32,7 +32,9 @@ t.test('principal isolation without state_dir: the children share the server\'s 
 
 t.test('principal isolation with state_dir: each principal has its own folder and graph, on every session of theirs', async (t) => {
   const stateDir = join(base, 'by-principal')
-  const { pool } = poolFor(t, { command: ['node', memory], isolation: 'principal', state_dir: stateDir, env: { MEMORY_FILE_PATH: '{state_dir}/memory.jsonl' } })
+  // The server's path as a config file gives it, relative to the working directory: which stays the upstream's.
+  const relative = 'node_modules/@modelcontextprotocol/server-memory/dist/index.js'
+  const { pool } = poolFor(t, { command: ['node', relative], isolation: 'principal', state_dir: stateDir, env: { MEMORY_FILE_PATH: '{state_dir}/memory.jsonl' } })
   const alice = await connect(t, pool, { session: 'a1', principal: 'alice@example.com' })
   const bob = await connect(t, pool, { session: 'b1', principal: 'bob@example.com' })
   await alice.callTool('create_entities', entity('alice-note'))
