@@ -4,8 +4,8 @@
  *   request could not reach it, or probe failed ──► down ──► probe after 250 ms, then every 500 ms (at most health_interval)
  *   request or probe succeeded                  ──► up   ──► probe every health_interval
  *
- * A request that reached the upstream but got no answer in time is that request's failure (a slow
- * tool), not the upstream's: a hung upstream is found by its probe's own timeout.
+ * A call that reached the upstream but got no answer in time is that call's failure (a slow tool),
+ * not the upstream's: a hung upstream is found by its probe's own timeout, or by a list's.
  *
  * A probe is a ping on the worker's own probe session (client name `mcp-edge-health`, initialized
  * once per worker and upstream). While an upstream is down, calls to its tools answer `isError` at

@@ -252,8 +252,10 @@ export class ProxyRoute implements LinkHost {
       // A stdio call's failure is that call's: a slow one timed out, a crash is the pool's to report (and restart).
       if (upstream.url === undefined) throw error
       // A call that timed out is that call's (a slow tool): the upstream answers others meanwhile, and a
-      // hung one is found by its probe. Only a failure to reach it marks it down for every caller.
-      if (isUnavailability(error) && !(error instanceof TimeoutError) && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
+      // hung one is found by its probe. A list that timed out is the upstream's (lists are quick; and
+      // being down is what has its coming back announced as list_changed, health.ts).
+      const callsOwn = error instanceof TimeoutError && !method.endsWith('/list')
+      if (isUnavailability(error) && !callsOwn && !(ctx !== undefined && cancellationOf(ctx).aborted)) health.failed(describeFailure(error))
       else if (error instanceof RpcError) health.ok()
       const kind = upstreamErrorKind(error)
       this.endpoint.calls?.upstreamCall(name, (performance.now() - started) / 1000, kind)
