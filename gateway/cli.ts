@@ -24,7 +24,7 @@ import type { GatewayConfig } from './config/types.ts'
 import { scaffold } from './init/scaffold.ts'
 import { revokeGrant } from './upstream/credentials/oauth/revoke-command.ts'
 import { codecFromConfig } from './protocol/stateless/request-state.ts'
-import { buildEndpoint } from './server/route-endpoint.ts'
+import { buildEndpoint, setupFailure } from './server/route-endpoint.ts'
 import { CredentialContext } from './upstream/credentials/context.ts'
 import { requestReload } from './server/reload.ts'
 import { loadHandlers } from './server/server.ts'
@@ -150,7 +150,7 @@ async function check(file: string, offline = false): Promise<number> {
       tools += endpoint.registry.toolCount
       endpoint.close()
     } catch (error) {
-      problems.push(`route ${route.location}: ${route.handler === undefined ? 'proxy setup' : `${route.handler}: handler setup`} failed: ${(error as Error).message}`)
+      problems.push(setupFailure(route, (error as Error).message))
     }
   }
   await store.close()

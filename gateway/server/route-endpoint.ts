@@ -73,3 +73,8 @@ export function virtualRoutes(endpoints: ReadonlyMap<string, McpEndpoint>): void
     if (endpoint.route.catalogue === 'search') attachSearch(endpoint)
   }
 }
+
+/** What a route whose setup failed is called in the error: its handler module, or its proxy. */
+export function setupFailure(route: { location: string; handler?: string | undefined }, reason: string): string {
+  return `route ${route.location}: ${route.handler === undefined ? 'proxy setup' : `${route.handler}: handler setup`} failed: ${reason}`
+}

@@ -19,7 +19,7 @@ import type { FrontServer } from './front-server.ts'
 import { loadHandler } from './load-handler.ts'
 import { createLogger, flushLogger } from '../log/logger.ts'
 import type { McpEndpoint } from '../protocol/endpoint.ts'
-import { buildEndpoint, virtualRoutes } from './route-endpoint.ts'
+import { buildEndpoint, setupFailure, virtualRoutes } from './route-endpoint.ts'
 import { CredentialContext } from '../upstream/credentials/context.ts'
 import { signerOf } from '../upstream/credentials/identity-assertion.ts'
 import { registerOAuthCallback } from './oauth-callback.ts'
@@ -277,7 +277,7 @@ export async function buildGateway(config: GatewayConfig, options: GatewayOption
       if (options.limiter === undefined) await limiter?.close().catch(() => undefined)
       const reason = error instanceof Error ? error.message : String(error)
       throw Object.assign(
-        new EdgeError('MCP_EDGE_HANDLER_INVALID', `route ${route.location}: ${route.handler === undefined ? 'proxy setup' : `${route.handler}: handler setup`} failed: ${reason}`),
+        new EdgeError('MCP_EDGE_HANDLER_INVALID', setupFailure(route, reason)),
         { cause: error },
       )
     }
