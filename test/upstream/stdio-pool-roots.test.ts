@@ -3,7 +3,7 @@
  * needs it (server-filesystem behind `isolation: session`) is in stdio-roots.test.ts.
  */
 import t from 'tap'
-import { ROOTS_APPLY_MS, ROOTS_ASK_MS, RootsSettle } from '../../gateway/upstream/stdio-pool-roots.ts'
+import { ROOTS_ANSWER_MS, ROOTS_APPLY_MS, ROOTS_ASK_MS, RootsSettle } from '../../gateway/upstream/stdio-pool-roots.ts'
 
 const WITH_ROOTS = { protocolVersion: '2025-11-25', capabilities: { roots: { listChanged: true } }, clientInfo: { name: 'c', version: '1' } }
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -48,4 +48,14 @@ t.test('a child that goes away ends the wait at once', async (t) => {
   settle.end()
   await settle.done
   t.ok(settle.settled)
+})
+
+t.test('a client that never answers the child\'s roots/list holds its first requests no longer than the answer bound', async (t) => {
+  const settle = RootsSettle.for({}, WITH_ROOTS)!
+  settle.initialized()
+  const asked = Date.now()
+  settle.asked(1)
+  await settle.done
+  const waited = Date.now() - asked
+  t.ok(waited >= ROOTS_ANSWER_MS - 5 && waited < ROOTS_ANSWER_MS + 2000, `went on after ${waited} ms (bound ${ROOTS_ANSWER_MS} ms)`)
 })
